@@ -1,0 +1,46 @@
+import { LocalCollector, type PassReport } from '../receivers/claude-code-local/pass.js';
+import { configFor, EXIT, type Io } from './context.js';
+
+export function formatPass(r: PassReport): string {
+  return `collect: sessions ${r.sessions} sources ${r.sources} landed ${r.landedFiles} file(s) ${r.landedRecords} record(s) ${r.landedBytes} byte(s)` +
+    ` busy ${r.busy} pending ${r.pending} conflicts ${r.conflicts} gone ${r.sourceGone} filtered ${r.filteredOut} errors ${r.errors.length} (${r.durationMs} ms)`;
+}
+
+function reportPass(r: PassReport, io: Io, json: boolean): void {
+  io.out(json ? JSON.stringify(r) : formatPass(r));
+  for (const c of r.newConflicts) io.err(`aszcol: conflict: ${c.source}: ${c.reason}`);
+  for (const e of r.errors) io.err(`aszcol: error: ${e.where}: ${e.message}`);
+}
+
+/** A pass is complete only with nothing left undone: no error, nothing pending, no conflict, no busy session. */
+export function passIsClean(r: PassReport): boolean {
+  return r.errors.length === 0 && r.pending === 0 && r.conflicts === 0 && r.busy === 0;
+}
+
+export async function runCollect(opts: { config?: string; once?: boolean; json?: boolean }, io: Io): Promise<number> {
+  const cfg = configFor(opts.config, io);
+  if (!cfg) return EXIT.config;
+  const collector = new LocalCollector({
+    root: cfg.storageRoot,
+    sourceRoot: cfg.local.sourceRoot,
+    filter: { include: cfg.local.include, exclude: cfg.local.exclude },
+    maxDeltaBytes: cfg.local.maxDeltaBytes,
+    afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.exit(137) : undefined,
+  });
+  if (opts.once) {
+    const r = collector.pass();
+    reportPass(r, io, !!opts.json);
+    return passIsClean(r) ? EXIT.ok : EXIT.problem;
+  }
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const stop = () => { stopping = true; wake?.(); };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  while (!stopping) {
+    reportPass(collector.pass(), io, !!opts.json);
+    if (stopping) break;
+    await new Promise<void>((res) => { wake = res; setTimeout(res, cfg.local.intervalMs).unref(); });
+  }
+  return EXIT.ok;
+}

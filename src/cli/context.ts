@@ -1,0 +1,28 @@
+import { loadConfig, type AszConfig } from '../config/config.js';
+import { ConfigError } from '../util/errors.js';
+
+/** Exit statuses a script can read. */
+export const EXIT = { ok: 0, problem: 1, config: 2 } as const;
+
+export interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+export const stdio: Io = {
+  out: (l) => process.stdout.write(l + '\n'),
+  err: (l) => process.stderr.write(l + '\n'),
+};
+
+/** Loads the configuration for a command; a bad one is reported with its path and exits 2. */
+export function configFor(file: string | undefined, io: Io): AszConfig | undefined {
+  try {
+    return loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.err(`aszcol: configuration error: ${err.message}`);
+      return undefined;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,228 @@
+import { existsSync, statSync, readdirSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { discover, type DiscoveredSession, type SessionFilter, type SourceFile } from '../../adapters/claude-code/discovery.js';
+import { ADAPTER, DIALECT, convertJournalLine, convertManifest, convertScript, convertSidecar, convertTranscriptLine } from '../../adapters/claude-code/dialect.js';
+import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
+import { collectSnapshotSource } from '../../storage/snapshot-source.js';
+import { loadCursor, saveCursor } from '../../storage/cursor.js';
+import { FileLock } from '../../storage/lock.js';
+import { isSessionEntryName, landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
+import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
+import type { LandingTarget } from '../../storage/landing.js';
+import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
+
+export interface LocalCollectOptions {
+  root: string;
+  sourceRoot: string;
+  filter: SessionFilter;
+  maxDeltaBytes: number;
+  maxWindows?: number;
+  /** Test hook, see `AppendSourceSpec.afterLand`. */
+  afterLand?: () => void;
+}
+
+export interface PassReport {
+  sessions: number;
+  sources: number;
+  landedFiles: number;
+  landedRecords: number;
+  /** Source bytes consumed this pass. */
+  landedBytes: number;
+  /** Sessions another process held the lock of. */
+  busy: number;
+  /** Sources with complete lines left after this pass's window limit. */
+  pending: number;
+  /** Cursors in conflict, counted over every source this pass looked at. */
+  conflicts: number;
+  /** Conflicts found this pass, named once; later passes only count them. */
+  newConflicts: { source: string; reason: string }[];
+  sourceGone: number;
+  filteredOut: number;
+  errors: { where: string; message: string }[];
+  durationMs: number;
+}
+
+function target(root: string, s: SourceFile, stamp: string, at: string): LandingTarget {
+  const header: LandingTarget['header'] = { kind: s.kind, adapter: ADAPTER, dialect: DIALECT, src: s.rel, session: s.session };
+  if (s.area === 'streams') header.stream = s.stream;
+  if (s.batch) header.batch = s.batch;
+  return { dir: join(root, s.session, s.area, s.areaName), prefix: s.prefix, stamp, at, header };
+}
+
+function converterFor(s: SourceFile): (b: Buffer) => ReturnType<typeof convertTranscriptLine> {
+  switch (s.kind) {
+    case 'transcript': return convertTranscriptLine;
+    case 'journal': return (b) => convertJournalLine(b, s.batch!);
+    case 'agent_meta': return (b) => convertSidecar(b, s.stream!);
+    case 'workflow_manifest': return (b) => convertManifest(b, s.batch!);
+    case 'workflow_script': return (b) => convertScript(b, s.batch!, s.label);
+    default: throw new Error(`no converter for ${s.kind}`);
+  }
+}
+
+/** Removes temporary files a crashed writer left; safe only under the session's lock. */
+function sweepTemporaries(root: string, session: string): void {
+  for (const { dir } of landedDirs(root, session)) {
+    for (const name of listDir(dir)) if (name.startsWith('.tmp-')) try { unlinkSync(join(dir, name)); } catch { /* ignore */ }
+  }
+}
+
+/**
+ * The cursors of a session whose files discovery no longer lists: each `active` one whose file
+ * is gone becomes `source_gone`. A permission error is not a missing file, so it leaves the cursor.
+ */
+function markPruned(root: string, sourceRoot: string, session: string, listed: Set<string>, report: PassReport): void {
+  for (const { dir } of landedDirs(root, session)) {
+    for (const name of listDir(dir)) {
+      if (!name.endsWith('.cursor')) continue;
+      const path = join(dir, name);
+      const c = loadCursor(path);
+      if (!c || c.state !== 'active' || listed.has(c.source)) continue;
+      try {
+        statSync(join(sourceRoot, c.source));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          saveCursor(path, { ...c, state: 'source_gone', updated_at: rfc3339(nowNs()) });
+          report.sourceGone++;
+        }
+      }
+    }
+  }
+}
+
+function countConflicts(root: string, session: string): number {
+  let n = 0;
+  for (const { dir } of landedDirs(root, session)) {
+    for (const name of listDir(dir)) if (name.endsWith('.cursor') && loadCursor(join(dir, name))?.state === 'conflict') n++;
+  }
+  return n;
+}
+
+export class LocalCollector {
+  /** Sessions no longer discovered that were already checked for pruned sources (checked again once rediscovered). */
+  private readonly checkedUndiscovered = new Set<string>();
+
+  constructor(readonly opts: LocalCollectOptions) {}
+
+  pass(): PassReport {
+    const started = Date.now();
+    const o = this.opts;
+    const report: PassReport = {
+      sessions: 0, sources: 0, landedFiles: 0, landedRecords: 0, landedBytes: 0, busy: 0, pending: 0, conflicts: 0,
+      newConflicts: [], sourceGone: 0, filteredOut: 0, errors: [], durationMs: 0,
+    };
+    const found = discover(o.sourceRoot, o.filter);
+    for (const e of found.errors) report.errors.push({ where: e.path, message: `cannot read project directory: ${e.message}` });
+    report.filteredOut = found.filteredOut.length;
+    const discovered = new Set<string>([...found.sessions.map((s) => s.id), ...found.filteredOut]);
+    for (const id of discovered) this.checkedUndiscovered.delete(id);
+
+    for (const s of found.sessions) {
+      report.sessions++;
+      this.collectSession(s, report);
+    }
+    // Sessions with landed data that discovery no longer finds: their sources were pruned.
+    // Skipped when a project directory could not be read, since that hides files the way pruning does.
+    if (found.errors.length === 0) {
+      for (const id of listDir(o.root)) {
+        if (!isSessionEntryName(id) || discovered.has(id) || this.checkedUndiscovered.has(id)) continue;
+        if (!existsSync(join(o.root, id, 'streams')) && !existsSync(join(o.root, id, 'runs'))) continue;
+        const lock = new FileLock(sessionLockPath(o.root, id));
+        if (!lock.tryAcquire()) { report.busy++; continue; }
+        try {
+          markPruned(o.root, o.sourceRoot, id, new Set(), report);
+          report.conflicts += countConflicts(o.root, id);
+          this.checkedUndiscovered.add(id);
+        } catch (err) {
+          report.errors.push({ where: join(o.root, id), message: (err as Error).message });
+        } finally {
+          lock.release();
+        }
+      }
+    }
+    report.durationMs = Date.now() - started;
+    return report;
+  }
+
+  private collectSession(s: DiscoveredSession, report: PassReport): void {
+    const o = this.opts;
+    const lock = new FileLock(sessionLockPath(o.root, s.id));
+    if (!lock.tryAcquire()) {
+      report.busy++;
+      return;
+    }
+    try {
+      sweepTemporaries(o.root, s.id);
+      const counter = new SequenceCounter(o.root, s.id);
+      const firstSeq = counter.peek();
+      const passNs = nowNs();
+      const stamp = compactStamp(passNs);
+      const at = rfc3339(passNs);
+      const now = () => rfc3339(nowNs());
+      const claimed = new Map<string, string>();
+      const listed = new Set<string>();
+      // Main transcript first, then children, runs: the order files land in within a pass.
+      const order = (x: SourceFile) => (x.area === 'streams' && x.stream === 'main' ? 0 : x.area === 'streams' ? 1 : 2);
+      const sources = [...s.sources].sort((a, b) => order(a) - order(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+      for (const src of sources) {
+        report.sources++;
+        listed.add(src.rel);
+        const t = target(o.root, src, stamp, at);
+        const key = `${src.area}/${src.areaName}/${src.prefix}`;
+        const owner = claimed.get(key);
+        if (owner !== undefined) {
+          // Two source files would share one stream or run directory: refuse the second rather than mix them behind one cursor.
+          this.recordOutcome(report, src, { status: 'conflict', reason: `${src.rel} and ${owner} would both land in ${key}`, known: false });
+          continue;
+        }
+        claimed.set(key, src.rel);
+        const cursorPath = join(t.dir, `${src.prefix}.cursor`);
+        let outcome: SourceOutcome;
+        try {
+          outcome = src.reading === 'append'
+            ? collectAppendSource({ path: src.path, rel: src.rel, target: t, maxDeltaBytes: o.maxDeltaBytes, maxWindows: o.maxWindows, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand }, cursorPath)
+            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
+        } catch (err) {
+          report.errors.push({ where: src.path, message: (err as Error).message });
+          continue;
+        }
+        this.recordOutcome(report, src, outcome);
+      }
+      markPruned(o.root, o.sourceRoot, s.id, listed, report);
+      if (counter.peek() !== firstSeq || !loadSessionState(o.root, s.id)) {
+        saveSessionState(o.root, s.id, { next_seq: counter.peek(), liveness: 'unknown', last_scan: at });
+      }
+    } catch (err) {
+      report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
+    } finally {
+      lock.release();
+    }
+  }
+
+  private recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutcome): void {
+    switch (outcome.status) {
+      case 'landed':
+        report.landedFiles += outcome.files;
+        report.landedRecords += outcome.records;
+        report.landedBytes += outcome.bytes;
+        if (outcome.pending) report.pending++;
+        break;
+      case 'source_gone':
+        report.sourceGone++;
+        break;
+      case 'conflict':
+        report.conflicts++;
+        if (!outcome.known) report.newConflicts.push({ source: src.rel, reason: outcome.reason });
+        break;
+    }
+  }
+}
+
+/** Reads every session id in a storage root (for commands that list what landed). */
+export function landedSessions(root: string): string[] {
+  try {
+    return readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() && isSessionEntryName(e.name)).map((e) => e.name).sort();
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,181 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import type { SdRecord } from '../formats/session-data/types.js';
+import { loadCursor, saveCursor, type AppendCursor } from './cursor.js';
+import { landLines, type LandingTarget, type SourceLine } from './landing.js';
+
+export const TAIL_WINDOW = 1 << 20;
+export const MAX_WINDOWS_PER_PASS = 65;
+
+export type SourceOutcome =
+  | { status: 'unchanged' }
+  | { status: 'landed'; files: number; records: number; bytes: number; pending: boolean }
+  | { status: 'waiting' }
+  | { status: 'source_gone' }
+  | { status: 'conflict'; reason: string; known: boolean };
+
+export interface AppendSourceSpec {
+  path: string;
+  rel: string;
+  target: LandingTarget;
+  maxDeltaBytes: number;
+  maxWindows?: number;
+  nextSeq: () => number;
+  convert: (line: Buffer) => Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>;
+  now: () => string;
+  /** Test hook: called after a file landed and before its cursor commits (a crash there lands records twice). */
+  afterLand?: () => void;
+}
+
+function tailDigest(fd: number, offset: number): string {
+  const start = Math.max(0, offset - TAIL_WINDOW);
+  const buf = Buffer.allocUnsafe(offset - start);
+  let got = 0;
+  while (got < buf.length) {
+    const n = readSync(fd, buf, got, buf.length - got, start + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return createHash('sha256').update(buf.subarray(0, got)).digest('hex');
+}
+
+/**
+ * Reads the next window: from `offset`, at most `budget` bytes, cut at the last complete
+ * newline. A single line longer than the budget is read whole, so a source can never get stuck
+ * behind it. Returns undefined when no complete line is there yet (a write in progress).
+ */
+function readWindow(fd: number, offset: number, budget: number): Buffer | undefined {
+  let buf = Buffer.allocUnsafe(budget);
+  let n = 0;
+  while (n < budget) {
+    const r = readSync(fd, buf, n, budget - n, offset + n);
+    if (r === 0) break;
+    n += r;
+  }
+  const last = buf.lastIndexOf(10, n - 1);
+  if (n === 0) return undefined;
+  if (last >= 0) return buf.subarray(0, last + 1);
+  if (n < budget) return undefined; // end of file inside an unterminated line
+  // One line longer than the budget: keep reading until its newline.
+  for (;;) {
+    if (n === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, n);
+      buf = bigger;
+    }
+    const r = readSync(fd, buf, n, buf.length - n, offset + n);
+    if (r === 0) return undefined;
+    const nl = buf.indexOf(10, n);
+    n += r;
+    if (nl >= 0 && nl < n) return buf.subarray(0, nl + 1);
+  }
+}
+
+function* splitLines(window: Buffer, baseOff: number, baseOrd: number): Generator<SourceLine> {
+  let from = 0;
+  let ord = baseOrd;
+  while (from < window.length) {
+    const nl = window.indexOf(10, from);
+    const end = nl < 0 ? window.length : nl;
+    yield { line: window.subarray(from, end), off: baseOff + from, ord: ++ord };
+    from = end + 1;
+  }
+}
+
+function lastUuid(window: Buffer): string | undefined {
+  // Diagnosis only: the last `"uuid":"…"` in the window, found without parsing every line again.
+  const at = window.lastIndexOf('"uuid":"');
+  if (at < 0) return undefined;
+  const end = window.indexOf('"', at + 8);
+  return end > at ? window.subarray(at + 8, end).toString('utf8') : undefined;
+}
+
+/**
+ * One append source through the pass's steps: gone, cut short, unchanged, tail check, windows
+ * cut at complete lines, land, then commit the cursor. Change is judged by size against offset,
+ * never by mtime; a consumed byte that changed is a conflict that is kept.
+ */
+export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string): SourceOutcome {
+  const prev = loadCursor(cursorPath);
+  if (prev && prev.kind !== 'append') return { status: 'conflict', reason: `cursor ${cursorPath} is not an append cursor`, known: false };
+  if (prev && prev.source !== spec.rel) {
+    return { status: 'conflict', reason: `${spec.rel} would land in the stream ${prev.source} already lands in`, known: false };
+  }
+  if (prev?.state === 'conflict') return { status: 'conflict', reason: prev.reason ?? 'kept from an earlier pass', known: true };
+
+  let fd: number;
+  try {
+    fd = openSync(spec.path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (prev && prev.state !== 'source_gone') saveCursor(cursorPath, { ...prev, state: 'source_gone', updated_at: spec.now() });
+      return { status: 'source_gone' };
+    }
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    const c: AppendCursor = prev
+      ? { ...prev }
+      : { kind: 'append', source: spec.rel, dev: st.dev, ino: st.ino, offset: 0, ord: 0, size: 0, mtime: 0, last_seq: 0, updated_at: '', state: 'active' };
+    const restored = c.state === 'source_gone';
+    c.state = 'active';
+    const conflict = (reason: string): SourceOutcome => {
+      saveCursor(cursorPath, { ...c, state: 'conflict', reason, size: st.size, mtime: Math.floor(st.mtimeMs / 1000), updated_at: spec.now() });
+      return { status: 'conflict', reason, known: false };
+    };
+    if (st.size < c.offset) return conflict(`the file is ${st.size} bytes, shorter than the ${c.offset} already read: it was cut short`);
+    if (st.size === c.offset && st.ino === c.ino) {
+      if (restored) saveCursor(cursorPath, { ...c, updated_at: spec.now() });
+      return { status: 'unchanged' };
+    }
+    if (c.offset > 0) {
+      if (!c.tail_sha256) {
+        if (st.ino !== c.ino) return conflict('the file has a new identity and the cursor has no tail digest to check it by');
+      } else if (tailDigest(fd, c.offset) !== c.tail_sha256) {
+        return conflict(`the ${Math.min(c.offset, TAIL_WINDOW)} bytes before offset ${c.offset} changed: bytes already read were rewritten`);
+      }
+      c.dev = st.dev;
+      c.ino = st.ino; // same bytes reached another way (bind mount, restore, copy): continue
+    }
+
+    let files = 0, records = 0, bytes = 0;
+    const maxWindows = spec.maxWindows ?? MAX_WINDOWS_PER_PASS;
+    for (let w = 0; w < maxWindows; w++) {
+      const window = readWindow(fd, c.offset, spec.maxDeltaBytes);
+      if (!window) break;
+      const seq = spec.nextSeq();
+      const landed = landLines(spec.target, seq, splitLines(window, c.offset, c.ord), spec.convert);
+      spec.afterLand?.();
+      const newOffset = c.offset + window.length;
+      c.tail_sha256 = window.length >= TAIL_WINDOW
+        ? createHash('sha256').update(window.subarray(window.length - TAIL_WINDOW)).digest('hex')
+        : tailDigest(fd, newOffset);
+      c.offset = newOffset;
+      c.ord += landed.records;
+      c.last_uuid = lastUuid(window) ?? c.last_uuid;
+      c.last_seq = seq;
+      const now = fstatSync(fd);
+      c.size = now.size;
+      c.mtime = Math.floor(now.mtimeMs / 1000);
+      c.updated_at = spec.now();
+      saveCursor(cursorPath, c);
+      files++;
+      records += landed.records;
+      bytes += window.length;
+    }
+    if (files === 0) {
+      if (restored || !prev) saveCursor(cursorPath, { ...c, size: st.size, mtime: Math.floor(st.mtimeMs / 1000), updated_at: spec.now() });
+      else if (prev.ino !== c.ino) saveCursor(cursorPath, { ...c, updated_at: spec.now() });
+      return { status: 'waiting' };
+    }
+    // Pending: complete lines remain after the last window this pass may read.
+    const pending = files === maxWindows && readWindow(fd, c.offset, Math.min(spec.maxDeltaBytes, 1 << 16)) !== undefined;
+    return { status: 'landed', files, records, bytes, pending };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export const cursorPathFor = (target: LandingTarget) => join(target.dir, `${target.prefix}.cursor`);

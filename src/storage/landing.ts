@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { SessionDataBuilder, shortSha } from '../formats/session-data/encode.js';
+import type { Header, SdRecord } from '../formats/session-data/types.js';
+import { landedName } from './layout.js';
+import { writeOnce } from './write-once.js';
+
+/** Everything constant for the files one source lands in one pass. */
+export interface LandingTarget {
+  dir: string;
+  prefix: string;
+  stamp: string;
+  at: string;
+  header: Omit<Header, 'h' | 'schema' | 'seq' | 'at'>;
+}
+
+export interface SourceLine {
+  line: Buffer;
+  off: number;
+  ord: number;
+}
+
+export interface Landed {
+  seq: number;
+  path: string;
+  records: number;
+  digest: string;
+}
+
+/**
+ * Converts source lines and lands them as one Session Data file under the next sequence.
+ * Provenance (`ord`, `off`, `sha`, `bytes`) is the collector's; the parts are the dialect's.
+ */
+export function landLines(
+  target: LandingTarget,
+  seq: number,
+  lines: Iterable<SourceLine>,
+  convert: (line: Buffer) => Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>,
+): Landed {
+  const b = new SessionDataBuilder({ ...target.header, seq, at: target.at });
+  for (const { line, off, ord } of lines) {
+    const c = convert(line);
+    b.add({ ord, off, sha: shortSha(line), bytes: line.length, ...c });
+  }
+  const { bytes, digest, records } = b.finish();
+  const path = join(target.dir, landedName(target.prefix, target.stamp, seq));
+  writeOnce(path, bytes);
+  return { seq, path, records, digest };
+}

@@ -1,0 +1,86 @@
+import { openSync, writeSync, closeSync, readFileSync, renameSync, unlinkSync, linkSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { LockBusyError } from '../util/errors.js';
+
+/**
+ * A cross-process lock file created with O_EXCL. Node has no flock(2), so liveness is judged
+ * by the holder's pid: a lock whose process is gone (on this host) is taken over. The takeover
+ * moves the stale file aside by rename and checks that what it moved is the stale holder's,
+ * so two processes that both found the lock stale cannot both end up holding it.
+ */
+export class FileLock {
+  private held = false;
+  private readonly token = `${process.pid} ${hostname()} ${randomBytes(6).toString('hex')}`;
+
+  constructor(readonly path: string) {}
+
+  tryAcquire(): boolean {
+    mkdirSync(dirname(this.path), { recursive: true });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (this.create()) return (this.held = true);
+      const holder = this.readHolder();
+      if (holder === undefined) continue; // released between our attempts
+      if (!isStale(holder)) return false;
+      const aside = `${this.path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+      try {
+        renameSync(this.path, aside);
+      } catch {
+        continue;
+      }
+      let moved = '';
+      try { moved = readFileSync(aside, 'utf8'); } catch { /* gone */ }
+      if (moved !== holder) {
+        // We moved a live holder's fresh lock: put it back where it was.
+        try { linkSync(aside, this.path); } catch { /* someone else created one meanwhile */ }
+      }
+      try { unlinkSync(aside); } catch { /* ignore */ }
+    }
+    return false;
+  }
+
+  acquire(): void {
+    if (!this.tryAcquire()) throw new LockBusyError(this.path, this.readHolder() ?? 'another process');
+  }
+
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    try {
+      if (readFileSync(this.path, 'utf8') === this.token) unlinkSync(this.path);
+    } catch { /* already gone */ }
+  }
+
+  private create(): boolean {
+    try {
+      const fd = openSync(this.path, 'wx', 0o644);
+      try { writeSync(fd, this.token); } finally { closeSync(fd); }
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  private readHolder(): string | undefined {
+    try {
+      return readFileSync(this.path, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function isStale(holder: string): boolean {
+  const [pidText, host] = holder.split(' ');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return holder.length > 0 ? false : true;
+  if (host !== hostname()) return false; // cannot judge a process on another host
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
