@@ -1,0 +1,36 @@
+import { spawn, type SpawnOptions } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const REPO = resolve(process.cwd());
+export const BIN = join(REPO, 'bin', 'aszcol.js');
+export const SHARED = resolve(REPO, '..', 'shared');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI as a separate process, the way a user or a cron job would. */
+export function runCli(args: string[], opts: SpawnOptions & { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  return new Promise((res, rej) => {
+    const child = spawn(process.execPath, [BIN, ...args], { ...opts, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', rej);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      res({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
+  });
+}
+
+/** Writes a pipeline YAML naming a storage root and a source root; returns its path. */
+export function writeConfig(dir: string, root: string, sourceRoot: string, extra = ''): string {
+  const path = join(dir, 'aszcol.yaml');
+  writeFileSync(path, `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(sourceRoot)}\n    exclude: []\n${extra}`);
+  return path;
+}
