@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { SHARED } from './cli.js';
+
+export interface LabRun {
+  session_id: string;
+  transcript: string;
+  exit_code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface LabOptions {
+  configDir: string;
+  cwd: string;
+  prompt: string;
+  script?: string;
+  log?: string;
+  resume?: string;
+  tools?: string;
+  otlp?: string;
+  protocol?: string;
+}
+
+export const LAB_SCRIPT = join(SHARED, 'lab', 'scripts', 'basic.json');
+
+/** Runs the real Claude Code CLI through ../shared/lab (a scripted API on loopback). */
+export async function labRun(o: LabOptions): Promise<LabRun> {
+  const lab = (await import(pathToFileURL(join(SHARED, 'lab', 'claude-lab.mjs')).href)) as { run: (o: LabOptions) => Promise<LabRun> };
+  const r = await lab.run({ script: LAB_SCRIPT, ...o });
+  if (r.exit_code !== 0 || !r.session_id) throw new Error(`claude-lab run failed (${r.exit_code}): ${r.stderr || r.stdout}`);
+  return r;
+}
+
+export interface LoggedRequest {
+  request_id: string;
+  message_id: string;
+  model: string;
+  stop_reason: string;
+  usage: { in: number; out: number; cache_read: number; cache_write: number };
+  tools: { id: string; name: string }[];
+}
+
+/** The mock's request log: one line per answered request, the ground truth for provider calls. */
+export function readRequestLog(path: string): LoggedRequest[] {
+  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LoggedRequest);
+}
