@@ -1,4 +1,5 @@
 import { LocalCollector, type PassReport } from '../receivers/claude-code-local/pass.js';
+import { defaultWorkers } from '../receivers/claude-code-local/session-pool.js';
 import { configFor, EXIT, type Io } from './context.js';
 
 export function formatPass(r: PassReport): string {
@@ -25,12 +26,18 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     sourceRoot: cfg.local.sourceRoot,
     filter: { include: cfg.local.include, exclude: cfg.local.exclude },
     maxDeltaBytes: cfg.local.maxDeltaBytes,
-    afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.exit(137) : undefined,
+    workers: cfg.local.workers || defaultWorkers(),
+    // The crash test's hook: a real crash, between landing a file and committing its cursor.
+    afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
   });
   if (opts.once) {
-    const r = collector.pass();
-    reportPass(r, io, !!opts.json);
-    return passIsClean(r) ? EXIT.ok : EXIT.problem;
+    try {
+      const r = await collector.passAsync();
+      reportPass(r, io, !!opts.json);
+      return passIsClean(r) ? EXIT.ok : EXIT.problem;
+    } finally {
+      await collector.close();
+    }
   }
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -38,9 +45,10 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   while (!stopping) {
-    reportPass(collector.pass(), io, !!opts.json);
+    reportPass(await collector.passAsync(), io, !!opts.json);
     if (stopping) break;
     await new Promise<void>((res) => { wake = res; setTimeout(res, cfg.local.intervalMs).unref(); });
   }
+  await collector.close();
   return EXIT.ok;
 }

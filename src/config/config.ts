@@ -16,6 +16,8 @@ export interface LocalReceiverConfig {
   exclude: string[];
   intervalMs: number;
   maxDeltaBytes: number;
+  /** Worker threads for a pass; 0 means one per core (at most four). */
+  workers: number;
 }
 
 export interface AszConfig {
@@ -99,6 +101,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       exclude: (local.exclude as string[] | undefined) ?? ['/private/tmp/**'],
       intervalMs,
       maxDeltaBytes,
+      workers: typeof local.workers === 'number' ? local.workers : 0,
     },
     raw,
   };

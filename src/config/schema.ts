@@ -27,6 +27,7 @@ export const configSchema = {
             exclude: { type: 'array', items: { type: 'string', minLength: 1 } },
             interval: duration,
             max_delta_bytes: bytes,
+            workers: { type: 'integer', minimum: 0, maximum: 64 },
           },
         },
       },

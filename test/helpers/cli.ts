@@ -1,4 +1,5 @@
 import { spawn, type SpawnOptions } from 'node:child_process';
+import { constants } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -23,7 +24,8 @@ export function runCli(args: string[], opts: SpawnOptions & { env?: NodeJS.Proce
     child.on('error', rej);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      res({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+      // A process killed by a signal reports 128 + its number, as a shell would.
+      res({ code: code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1), stdout, stderr });
     });
   });
 }

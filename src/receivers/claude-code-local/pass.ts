@@ -1,6 +1,7 @@
 import { existsSync, statSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { discover, type DiscoveredSession, type SessionFilter, type SourceFile } from '../../adapters/claude-code/discovery.js';
+import { discover, type DiscoveredSession, type DiscoveryResult, type SessionFilter, type SourceFile } from '../../adapters/claude-code/discovery.js';
+import { SessionPool } from './session-pool.js';
 import { ADAPTER, DIALECT, convertJournalLine, convertManifest, convertScript, convertSidecar, convertTranscriptLine } from '../../adapters/claude-code/dialect.js';
 import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
@@ -98,29 +99,142 @@ function countConflicts(root: string, session: string): number {
   return n;
 }
 
+export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport): void {
+  report.sessions++;
+  const lock = new FileLock(sessionLockPath(o.root, s.id));
+  if (!lock.tryAcquire()) {
+    report.busy++;
+    return;
+  }
+  try {
+    sweepTemporaries(o.root, s.id);
+    const counter = new SequenceCounter(o.root, s.id);
+    const firstSeq = counter.peek();
+    const passNs = nowNs();
+    const stamp = compactStamp(passNs);
+    const at = rfc3339(passNs);
+    const now = () => rfc3339(nowNs());
+    const claimed = new Map<string, string>();
+    const listed = new Set<string>();
+    // Main transcript first, then children, runs: the order files land in within a pass.
+    const order = (x: SourceFile) => (x.area === 'streams' && x.stream === 'main' ? 0 : x.area === 'streams' ? 1 : 2);
+    const sources = [...s.sources].sort((a, b) => order(a) - order(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    for (const src of sources) {
+      report.sources++;
+      listed.add(src.rel);
+      const t = target(o.root, src, stamp, at);
+      const key = `${src.area}/${src.areaName}/${src.prefix}`;
+      const owner = claimed.get(key);
+      if (owner !== undefined) {
+        // Two source files would share one stream or run directory: refuse the second rather than mix them behind one cursor.
+        recordOutcome(report, src, { status: 'conflict', reason: `${src.rel} and ${owner} would both land in ${key}`, known: false });
+        continue;
+      }
+      claimed.set(key, src.rel);
+      const cursorPath = join(t.dir, `${src.prefix}.cursor`);
+      let outcome: SourceOutcome;
+      try {
+        outcome = src.reading === 'append'
+          ? collectAppendSource({ path: src.path, rel: src.rel, target: t, maxDeltaBytes: o.maxDeltaBytes, maxWindows: o.maxWindows, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand }, cursorPath)
+          : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
+      } catch (err) {
+        report.errors.push({ where: src.path, message: (err as Error).message });
+        continue;
+      }
+      recordOutcome(report, src, outcome);
+    }
+    markPruned(o.root, o.sourceRoot, s.id, listed, report);
+    if (counter.peek() !== firstSeq || !loadSessionState(o.root, s.id)) {
+      saveSessionState(o.root, s.id, { next_seq: counter.peek(), liveness: 'unknown', last_scan: at });
+    }
+  } catch (err) {
+    report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
+  } finally {
+    lock.release();
+  }
+}
+
+
+function recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutcome): void {
+  switch (outcome.status) {
+    case 'landed':
+      report.landedFiles += outcome.files;
+      report.landedRecords += outcome.records;
+      report.landedBytes += outcome.bytes;
+      if (outcome.pending) report.pending++;
+      break;
+    case 'source_gone':
+      report.sourceGone++;
+      break;
+    case 'conflict':
+      report.conflicts++;
+      if (!outcome.known) report.newConflicts.push({ source: src.rel, reason: outcome.reason });
+      break;
+  }
+}
+export function emptyReport(): PassReport {
+  return {
+    sessions: 0, sources: 0, landedFiles: 0, landedRecords: 0, landedBytes: 0, busy: 0, pending: 0, conflicts: 0,
+    newConflicts: [], sourceGone: 0, filteredOut: 0, errors: [], durationMs: 0,
+  };
+}
+
+/** Adds one session's counts into a pass report. */
+export function mergeReport(into: PassReport, from: PassReport): void {
+  for (const k of ['sessions', 'sources', 'landedFiles', 'landedRecords', 'landedBytes', 'busy', 'pending', 'conflicts', 'sourceGone'] as const) into[k] += from[k];
+  into.newConflicts.push(...from.newConflicts);
+  into.errors.push(...from.errors);
+}
+
 export class LocalCollector {
   /** Sessions no longer discovered that were already checked for pruned sources (checked again once rediscovered). */
   private readonly checkedUndiscovered = new Set<string>();
+  private pool: SessionPool | undefined;
 
-  constructor(readonly opts: LocalCollectOptions) {}
+  constructor(readonly opts: LocalCollectOptions & { workers?: number }) {}
 
+  /** One pass on this thread. */
   pass(): PassReport {
     const started = Date.now();
-    const o = this.opts;
-    const report: PassReport = {
-      sessions: 0, sources: 0, landedFiles: 0, landedRecords: 0, landedBytes: 0, busy: 0, pending: 0, conflicts: 0,
-      newConflicts: [], sourceGone: 0, filteredOut: 0, errors: [], durationMs: 0,
-    };
-    const found = discover(o.sourceRoot, o.filter);
+    const { report, found } = this.begin();
+    for (const s of found.sessions) collectSession(s, this.opts, report);
+    return this.finish(report, found, started);
+  }
+
+  /**
+   * One pass with sessions spread over worker threads. Sessions are independent (each has its
+   * own lock and sequence), so this scales with cores and keeps the caller's event loop free.
+   */
+  async passAsync(): Promise<PassReport> {
+    const workers = this.opts.workers ?? 1;
+    if (workers <= 1) return this.pass();
+    const started = Date.now();
+    const { report, found } = this.begin();
+    this.pool ??= new SessionPool(workers);
+    const { afterLand: _hook, ...plain } = this.opts;
+    const done = await this.pool.run(found.sessions, plain);
+    for (const r of done) mergeReport(report, r);
+    return this.finish(report, found, started);
+  }
+
+  /** Stops the worker threads; a later pass starts them again. */
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = undefined;
+  }
+
+  private begin(): { report: PassReport; found: DiscoveryResult } {
+    const report = emptyReport();
+    const found = discover(this.opts.sourceRoot, this.opts.filter);
     for (const e of found.errors) report.errors.push({ where: e.path, message: `cannot read project directory: ${e.message}` });
     report.filteredOut = found.filteredOut.length;
+    return { report, found };
+  }
+
+  private finish(report: PassReport, found: DiscoveryResult, started: number): PassReport {
+    const o = this.opts;
     const discovered = new Set<string>([...found.sessions.map((s) => s.id), ...found.filteredOut]);
     for (const id of discovered) this.checkedUndiscovered.delete(id);
-
-    for (const s of found.sessions) {
-      report.sessions++;
-      this.collectSession(s, report);
-    }
     // Sessions with landed data that discovery no longer finds: their sources were pruned.
     // Skipped when a project directory could not be read, since that hides files the way pruning does.
     if (found.errors.length === 0) {
@@ -142,79 +256,6 @@ export class LocalCollector {
     }
     report.durationMs = Date.now() - started;
     return report;
-  }
-
-  private collectSession(s: DiscoveredSession, report: PassReport): void {
-    const o = this.opts;
-    const lock = new FileLock(sessionLockPath(o.root, s.id));
-    if (!lock.tryAcquire()) {
-      report.busy++;
-      return;
-    }
-    try {
-      sweepTemporaries(o.root, s.id);
-      const counter = new SequenceCounter(o.root, s.id);
-      const firstSeq = counter.peek();
-      const passNs = nowNs();
-      const stamp = compactStamp(passNs);
-      const at = rfc3339(passNs);
-      const now = () => rfc3339(nowNs());
-      const claimed = new Map<string, string>();
-      const listed = new Set<string>();
-      // Main transcript first, then children, runs: the order files land in within a pass.
-      const order = (x: SourceFile) => (x.area === 'streams' && x.stream === 'main' ? 0 : x.area === 'streams' ? 1 : 2);
-      const sources = [...s.sources].sort((a, b) => order(a) - order(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-      for (const src of sources) {
-        report.sources++;
-        listed.add(src.rel);
-        const t = target(o.root, src, stamp, at);
-        const key = `${src.area}/${src.areaName}/${src.prefix}`;
-        const owner = claimed.get(key);
-        if (owner !== undefined) {
-          // Two source files would share one stream or run directory: refuse the second rather than mix them behind one cursor.
-          this.recordOutcome(report, src, { status: 'conflict', reason: `${src.rel} and ${owner} would both land in ${key}`, known: false });
-          continue;
-        }
-        claimed.set(key, src.rel);
-        const cursorPath = join(t.dir, `${src.prefix}.cursor`);
-        let outcome: SourceOutcome;
-        try {
-          outcome = src.reading === 'append'
-            ? collectAppendSource({ path: src.path, rel: src.rel, target: t, maxDeltaBytes: o.maxDeltaBytes, maxWindows: o.maxWindows, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand }, cursorPath)
-            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
-        } catch (err) {
-          report.errors.push({ where: src.path, message: (err as Error).message });
-          continue;
-        }
-        this.recordOutcome(report, src, outcome);
-      }
-      markPruned(o.root, o.sourceRoot, s.id, listed, report);
-      if (counter.peek() !== firstSeq || !loadSessionState(o.root, s.id)) {
-        saveSessionState(o.root, s.id, { next_seq: counter.peek(), liveness: 'unknown', last_scan: at });
-      }
-    } catch (err) {
-      report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
-    } finally {
-      lock.release();
-    }
-  }
-
-  private recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutcome): void {
-    switch (outcome.status) {
-      case 'landed':
-        report.landedFiles += outcome.files;
-        report.landedRecords += outcome.records;
-        report.landedBytes += outcome.bytes;
-        if (outcome.pending) report.pending++;
-        break;
-      case 'source_gone':
-        report.sourceGone++;
-        break;
-      case 'conflict':
-        report.conflicts++;
-        if (!outcome.known) report.newConflicts.push({ source: src.rel, reason: outcome.reason });
-        break;
-    }
   }
 }
 
