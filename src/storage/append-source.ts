@@ -41,34 +41,62 @@ function tailDigest(fd: number, offset: number): string {
 }
 
 /**
- * Reads the next window: from `offset`, at most `budget` bytes, cut at the last complete
- * newline. A single line longer than the budget is read whole, so a source can never get stuck
- * behind it. Returns undefined when no complete line is there yet (a write in progress).
+ * Reads windows of one source into one reused buffer (it grows only for a line longer than the
+ * budget), so memory stays flat however large the file is.
  */
-function readWindow(fd: number, offset: number, budget: number): Buffer | undefined {
-  let buf = Buffer.allocUnsafe(budget);
-  let n = 0;
-  while (n < budget) {
-    const r = readSync(fd, buf, n, budget - n, offset + n);
-    if (r === 0) break;
-    n += r;
+let sharedWindow: Buffer | undefined;
+
+class WindowReader {
+  private buf: Buffer;
+  constructor(private readonly fd: number, private readonly budget: number) {
+    // One buffer per thread, reused across sources: a pass over a thousand sources allocates once.
+    if (!sharedWindow || sharedWindow.length < budget || sharedWindow.length > 4 * budget) sharedWindow = Buffer.allocUnsafe(budget);
+    this.buf = sharedWindow;
   }
-  const last = buf.lastIndexOf(10, n - 1);
-  if (n === 0) return undefined;
-  if (last >= 0) return buf.subarray(0, last + 1);
-  if (n < budget) return undefined; // end of file inside an unterminated line
-  // One line longer than the budget: keep reading until its newline.
-  for (;;) {
-    if (n === buf.length) {
-      const bigger = Buffer.allocUnsafe(buf.length * 2);
-      buf.copy(bigger, 0, 0, n);
-      buf = bigger;
+
+  /**
+   * The next window: from `offset`, at most `budget` bytes, cut at the last complete newline.
+   * A single line longer than the budget is read whole, so a source can never get stuck behind
+   * it. Undefined when no complete line is there yet (a write in progress). The returned bytes
+   * are valid until the next call.
+   */
+  read(offset: number): Buffer | undefined {
+    const budget = this.budget;
+    let buf = this.buf;
+    let n = 0;
+    while (n < budget) {
+      const r = readSync(this.fd, buf, n, budget - n, offset + n);
+      if (r === 0) break;
+      n += r;
     }
-    const r = readSync(fd, buf, n, buf.length - n, offset + n);
-    if (r === 0) return undefined;
-    const nl = buf.indexOf(10, n);
-    n += r;
-    if (nl >= 0 && nl < n) return buf.subarray(0, nl + 1);
+    if (n === 0) return undefined;
+    const last = buf.lastIndexOf(10, n - 1);
+    if (last >= 0) return buf.subarray(0, last + 1);
+    if (n < budget) return undefined; // end of file inside an unterminated line
+    for (;;) {
+      if (n === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, n);
+        this.buf = buf = sharedWindow = bigger;
+      }
+      const r = readSync(this.fd, buf, n, buf.length - n, offset + n);
+      if (r === 0) return undefined;
+      const nl = buf.indexOf(10, n);
+      n += r;
+      if (nl >= 0 && nl < n) return buf.subarray(0, nl + 1);
+    }
+  }
+
+  /** Whether a complete line follows `offset`, reading only until the first newline. */
+  hasCompleteLine(offset: number): boolean {
+    const probe = Buffer.allocUnsafe(1 << 16);
+    for (let pos = offset; ;) {
+      const r = readSync(this.fd, probe, 0, probe.length, pos);
+      if (r === 0) return false;
+      const nl = probe.indexOf(10);
+      if (nl >= 0 && nl < r) return true;
+      pos += r;
+    }
   }
 }
 
@@ -142,8 +170,9 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
 
     let files = 0, records = 0, bytes = 0;
     const maxWindows = spec.maxWindows ?? MAX_WINDOWS_PER_PASS;
+    const reader = new WindowReader(fd, spec.maxDeltaBytes);
     for (let w = 0; w < maxWindows; w++) {
-      const window = readWindow(fd, c.offset, spec.maxDeltaBytes);
+      const window = reader.read(c.offset);
       if (!window) break;
       const seq = spec.nextSeq();
       const landed = landLines(spec.target, seq, splitLines(window, c.offset, c.ord), spec.convert);
@@ -171,7 +200,7 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
       return { status: 'waiting' };
     }
     // Pending: complete lines remain after the last window this pass may read.
-    const pending = files === maxWindows && readWindow(fd, c.offset, Math.min(spec.maxDeltaBytes, 1 << 16)) !== undefined;
+    const pending = files === maxWindows && reader.hasCompleteLine(c.offset);
     return { status: 'landed', files, records, bytes, pending };
   } finally {
     closeSync(fd);

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { SessionDataBuilder, shortSha } from '../formats/session-data/encode.js';
+import { SessionDataWriter, shortSha } from '../formats/session-data/encode.js';
 import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { landedName } from './layout.js';
-import { writeOnce } from './write-once.js';
+import { WriteOnceFile } from './write-once.js';
 
 /** Everything constant for the files one source lands in one pass. */
 export interface LandingTarget {
@@ -36,13 +36,19 @@ export function landLines(
   lines: Iterable<SourceLine>,
   convert: (line: Buffer) => Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>,
 ): Landed {
-  const b = new SessionDataBuilder({ ...target.header, seq, at: target.at });
-  for (const { line, off, ord } of lines) {
-    const c = convert(line);
-    b.add({ ord, off, sha: shortSha(line), bytes: line.length, ...c });
-  }
-  const { bytes, digest, records } = b.finish();
   const path = join(target.dir, landedName(target.prefix, target.stamp, seq));
-  writeOnce(path, bytes);
-  return { seq, path, records, digest };
+  const file = new WriteOnceFile(path);
+  try {
+    const w = new SessionDataWriter(file, { ...target.header, seq, at: target.at });
+    for (const { line, off, ord } of lines) {
+      const c = convert(line);
+      w.add({ ord, off, sha: shortSha(line), bytes: line.length, ...c });
+    }
+    const { digest, records } = w.close();
+    file.commit();
+    return { seq, path, records, digest };
+  } catch (err) {
+    file.abort();
+    throw err;
+  }
 }

@@ -46,6 +46,67 @@ export function writeOnce(final: string, bytes: Buffer | string): void {
   fsyncDir(dirname(final));
 }
 
+/**
+ * A write-once file written in pieces, so a large landed file is never held whole in memory.
+ * Bytes go to a temporary name; `commit` syncs, makes it read-only and installs it exclusively.
+ */
+/** One reused output buffer per thread: landing allocates no buffer per line or per flush. */
+const OUT_CAPACITY = 1 << 20;
+let outBuffer: Buffer | undefined;
+
+export class WriteOnceFile {
+  private readonly tmp: string;
+  private fd: number | undefined;
+  private used = 0;
+  private readonly out: Buffer;
+
+  constructor(readonly final: string) {
+    mkdirSync(dirname(final), { recursive: true });
+    this.tmp = tempPath(final);
+    this.fd = openSync(this.tmp, 'wx', 0o600);
+    this.out = outBuffer ??= Buffer.allocUnsafe(OUT_CAPACITY);
+    this.used = 0;
+  }
+
+  write(text: string): void {
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8, so this bound never truncates.
+    if (text.length * 3 > OUT_CAPACITY - this.used) {
+      this.flush();
+      if (text.length * 3 > OUT_CAPACITY) {
+        writeSync(this.fd!, text, null, 'utf8');
+        return;
+      }
+    }
+    this.used += this.out.write(text, this.used, 'utf8');
+  }
+
+  private flush(): void {
+    let done = 0;
+    while (done < this.used) done += writeSync(this.fd!, this.out, done, this.used - done);
+    this.used = 0;
+  }
+
+  commit(): void {
+    this.flush();
+    fsyncSync(this.fd!);
+    closeSync(this.fd!);
+    this.fd = undefined;
+    chmodSync(this.tmp, 0o444);
+    try {
+      linkSync(this.tmp, this.final);
+    } finally {
+      unlinkSync(this.tmp);
+    }
+    fsyncDir(dirname(this.final));
+  }
+
+  abort(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    try { unlinkSync(this.tmp); } catch { /* already gone */ }
+  }
+}
+
 /** Replaces a small state file (cursor, session.state) atomically: readers see the old or the new whole file. */
 export function replaceAtomically(final: string, text: string, opts: { sync?: boolean } = {}): void {
   mkdirSync(dirname(final), { recursive: true });

@@ -34,29 +34,32 @@ export function encodeRecord(r: SdRecord): string {
   return JSON.stringify(ordered(r, RECORD_KEY_ORDER));
 }
 
+/** Where a Session Data writer's bytes go: memory, or a write-once file on disk. */
+export interface ByteSink {
+  write(text: string): void;
+}
+
 /**
- * Builds one landed file's bytes: header, records, closing line. The digest is computed
- * as lines are added, over every byte before the closing line.
+ * Writes one landed file's lines: header, records, closing line, computing the digest over
+ * every byte before the closing line as it goes, so nothing is read back and nothing held whole.
  */
-export class SessionDataBuilder {
-  private readonly chunks: Buffer[] = [];
+export class SessionDataWriter {
   private readonly hash = createHash('sha256');
   private count = 0;
-  private size = 0;
 
-  constructor(header: Omit<Header, 'h' | 'schema'>) {
-    this.push(encodeHeader(header));
+  constructor(private readonly sink: ByteSink, header: Omit<Header, 'h' | 'schema'>) {
+    this.line(encodeHeader(header));
   }
 
-  private push(line: string): void {
-    const buf = Buffer.from(line + '\n', 'utf8');
-    this.hash.update(buf);
-    this.chunks.push(buf);
-    this.size += buf.length;
+  private line(text: string): void {
+    // Strings go straight to the hash and the sink: no per-line buffer to allocate and collect.
+    const withNewline = text + '\n';
+    this.hash.update(withNewline, 'utf8');
+    this.sink.write(withNewline);
   }
 
   add(record: SdRecord): void {
-    this.push(encodeRecord(record));
+    this.line(encodeRecord(record));
     this.count++;
   }
 
@@ -64,16 +67,31 @@ export class SessionDataBuilder {
     return this.count;
   }
 
-  get byteLength(): number {
-    return this.size;
-  }
-
-  /** The complete file, closing line included. The builder is spent afterwards. */
-  finish(): { bytes: Buffer; digest: string; records: number } {
+  /** Writes the closing line. The writer is spent afterwards. */
+  close(): { digest: string; records: number } {
     const digest = this.hash.digest('hex');
     const closing: Closing = { t: 'end', records: this.count, digest };
-    this.chunks.push(Buffer.from(JSON.stringify(closing) + '\n', 'utf8'));
-    return { bytes: Buffer.concat(this.chunks), digest, records: this.count };
+    this.sink.write(JSON.stringify(closing) + '\n');
+    return { digest, records: this.count };
+  }
+}
+
+/** A whole Session Data file in memory (tests, small files). */
+export class SessionDataBuilder {
+  private readonly chunks: string[] = [];
+  private readonly writer: SessionDataWriter;
+
+  constructor(header: Omit<Header, 'h' | 'schema'>) {
+    this.writer = new SessionDataWriter({ write: (b) => this.chunks.push(b) }, header);
+  }
+
+  add(record: SdRecord): void {
+    this.writer.add(record);
+  }
+
+  finish(): { bytes: Buffer; digest: string; records: number } {
+    const { digest, records } = this.writer.close();
+    return { bytes: Buffer.from(this.chunks.join(''), 'utf8'), digest, records };
   }
 }
 
