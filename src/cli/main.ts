@@ -18,7 +18,9 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .description('Collects Claude Code transcripts into durable, verifiable Session Data.')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Options before a command belong to the service; after it, to the command.
+    .enablePositionalOptions();
   const withConfig = (c: Command) => c.option('--config <file>', 'pipeline YAML (default: the embedded default)');
 
   withConfig(program.command('sources').description('list the sessions discovery finds under the source root'))
@@ -35,6 +37,9 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .requiredOption('--session <id>', 'the session the file was landed in')
     .option('--pretty', 'indent the JSON')
     .action((seq, row, o) => { code = runShow(seq, row, o, io); });
+  // With no command, aszcol runs as a service. Until the component host lands, the service is the
+  // watching local collector on the configured (or embedded default) pipeline.
+  withConfig(program).option('--json', 'one JSON line per pass').action(async (o) => { code = await runCollect({ ...o, once: false }, io); });
   program.command('version').description('print the version').action(() => { io.out(`aszcol ${version()}`); });
 
   try {

@@ -27,6 +27,16 @@ describe('append cursors, step by step', () => {
     expect(readFileSync(join(b.root, SID, 'streams', 'main', 'transcript.cursor'), 'utf8')).toBe(c1);
   });
 
+  test('a line that is not JSON lands as an unknown part holding its bytes, and collection goes on', () => {
+    const b = bench();
+    writeLines(b.main, [rec.user(SID, 'before'), '{"type":"user","message":{"content":"cut', rec.user(SID, 'after')]);
+    const r = b.pass();
+    expect(r).toMatchObject({ landedRecords: 3, errors: [] });
+    const recs = recordsOf(landedFiles(b.root, SID));
+    expect(recs[1]!.parts).toEqual([{ k: 'unknown', state: 'available', bytes: '{"type":"user","message":{"content":"cut'.length, text: 'the record is not valid JSON', data: '{"type":"user","message":{"content":"cut' }]);
+    expect(recs[2]!.parts[0]!.text).toBe('after');
+  });
+
   test('records carry the line number, byte offset, size and digest of their source line', () => {
     const b = bench();
     writeLines(b.main, lines(3));

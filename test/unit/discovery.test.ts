@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileFilterPattern, discover } from '../../src/adapters/claude-code/discovery.js';
 import { splitScriptName } from '../../src/adapters/claude-code/paths.js';
@@ -100,6 +100,15 @@ describe('session-first discovery', () => {
     expect(discover(root2, { include: [], exclude: ['/tmp/**'] }).sessions).toHaveLength(1);
     expect(discover(root2, { include: [], exclude: ['/tmp/**', '/Users/**'] }).sessions).toHaveLength(0);
     expect(discover(root2, { include: ['/Users/me/**'], exclude: [] }).sessions).toHaveLength(1);
+  });
+
+  test('a project directory that vanishes mid-scan is skipped, not an error', () => {
+    const root = tempDir();
+    touch(root, `-a/${S}.jsonl`);
+    touch(root, `-b/${UP}.jsonl`);
+    const d = discover(root, { include: [], exclude: [] }, (p) => { if (p.endsWith('-a')) rmSync(p, { recursive: true }); });
+    expect(d.errors).toEqual([]);
+    expect(d.sessions.map((s) => s.id)).toEqual([UP]);
   });
 
   test('a source root that does not exist is no sessions and no error', () => {

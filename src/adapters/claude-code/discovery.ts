@@ -115,7 +115,12 @@ function entriesInside(dir: string): Dirent[] {
  * whatever directory the agent was in). A directory counts for a session only once it yielded
  * a collectable source.
  */
-export function discover(root: string, filter: SessionFilter = { include: [], exclude: [] }): DiscoveryResult {
+export function discover(
+  root: string,
+  filter: SessionFilter = { include: [], exclude: [] },
+  /** Test seam: runs just before a project directory is listed (to make one vanish mid-scan). */
+  beforeProjectDir?: (path: string) => void,
+): DiscoveryResult {
   const bySession = new Map<string, { dirs: Set<string>; mainDir?: string; sources: SourceFile[] }>();
   const errors: { path: string; message: string }[] = [];
   const skipped: Skipped[] = [];
@@ -135,6 +140,7 @@ export function discover(root: string, filter: SessionFilter = { include: [], ex
     if (!isDir(root, pe)) continue;
     const projectDir = pe.name;
     const pdPath = join(root, projectDir);
+    beforeProjectDir?.(pdPath);
     const entries = readDirents(pdPath);
     if (entries === 'gone') continue; // vanished mid-scan: the corpus is live
     if (entries instanceof Error) {

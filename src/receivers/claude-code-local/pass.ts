@@ -210,6 +210,10 @@ export class LocalCollector {
     if (workers <= 1) return this.pass();
     const started = Date.now();
     const { report, found } = this.begin();
+    if (found.sessions.length < 2) {
+      for (const s of found.sessions) collectSession(s, this.opts, report);
+      return this.finish(report, found, started);
+    }
     this.pool ??= new SessionPool(workers);
     const { afterLand: _hook, ...plain } = this.opts;
     const done = await this.pool.run(found.sessions, plain);
