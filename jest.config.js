@@ -7,4 +7,5 @@ export default {
   transform: {},
   testTimeout: 120000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/scripts/summary-reporter.js'],
 };
