@@ -4,16 +4,9 @@ import { replaceAtomically } from './write-once.js';
 
 export type CursorState = 'active' | 'source_gone' | 'conflict';
 
-/** Tracks a source that only grows, by position (transcripts, journals). */
-export interface AppendCursor {
-  kind: 'append';
+/** What every cursor records: its source, what was last seen of it (recorded, never compared), and its state. */
+interface CursorBase {
   source: string;
-  dev: number;
-  ino: number;
-  offset: number;
-  ord: number;
-  last_uuid?: string;
-  tail_sha256?: string;
   size: number;
   mtime: number;
   last_seq: number;
@@ -23,17 +16,21 @@ export interface AppendCursor {
   reason?: string;
 }
 
+/** Tracks a source that only grows, by position (transcripts, journals). */
+export interface AppendCursor extends CursorBase {
+  kind: 'append';
+  dev: number;
+  ino: number;
+  offset: number;
+  ord: number;
+  last_uuid?: string;
+  tail_sha256?: string;
+}
+
 /** Tracks a source rewritten whole, by content digest (sidecars, manifests, scripts). */
-export interface SnapshotCursor {
+export interface SnapshotCursor extends CursorBase {
   kind: 'snapshot';
-  source: string;
   content_sha256?: string;
-  size: number;
-  mtime: number;
-  last_seq: number;
-  updated_at: string;
-  state: CursorState;
-  reason?: string;
 }
 
 export type Cursor = AppendCursor | SnapshotCursor;
