@@ -46,11 +46,15 @@ export function listDir(dir: string): string[] {
   }
 }
 
-/** Every directory that holds landed files of a session: `streams/<s>/` and `runs/<r>/`. */
-export function landedDirs(root: string, session: string): { dir: string; stream?: string; run?: string }[] {
-  const out: { dir: string; stream?: string; run?: string }[] = [];
+/** Where a push receiver (OTLP) lands a session's records: one flat directory, since they name no stream. */
+export const otlpDir = (root: string, session: string) => join(root, session, 'otlp');
+
+/** Every directory that holds landed files of a session: `streams/<s>/`, `runs/<r>/` and `otlp/`. */
+export function landedDirs(root: string, session: string): { dir: string; stream?: string; run?: string; otlp?: true }[] {
+  const out: { dir: string; stream?: string; run?: string; otlp?: true }[] = [];
   for (const s of listDir(join(root, session, 'streams')).sort()) out.push({ dir: streamDir(root, session, s), stream: s });
   for (const r of listDir(join(root, session, 'runs')).sort()) out.push({ dir: runDir(root, session, r), run: r });
+  if (listDir(join(root, session)).includes('otlp')) out.push({ dir: otlpDir(root, session), otlp: true });
   return out;
 }
 
