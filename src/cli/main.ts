@@ -5,6 +5,7 @@ import { runCollect } from './collect.js';
 import { runVerify } from './verify.js';
 import { runShow } from './show.js';
 import { EXIT, stdio, type Io } from './context.js';
+import { registerAssemblyCommands } from './assembly-commands.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -40,6 +41,7 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
   // With no command, aszcol runs as a service. Until the component host lands, the service is the
   // watching local collector on the configured (or embedded default) pipeline.
   withConfig(program).option('--json', 'one JSON line per pass').action(async (o) => { code = await runCollect({ ...o, once: false }, io); });
+  registerAssemblyCommands(program, io, (c) => { code = c; });
   program.command('version').description('print the version').action(() => { io.out(`aszcol ${version()}`); });
 
   try {

@@ -144,11 +144,11 @@ describe('end to end with the real Claude Code CLI', () => {
     const files = landedFiles(root, parallel);
     expect(expectEveryLineOnce(projects, files)).toBe(recordsOf(files).length);
     const recs = recordsOf(files);
-    const boundary = recs.find((r) => r.flags?.includes('compact_boundary'))!;
+    const boundary = recs.find((r) => r.flags?.includes('context_reset'))!;
     expect(boundary).toBeDefined();
     expect(boundary.continues).toMatch(/[0-9a-f-]{36}/);
     expect(recs.some((r) => r.id === boundary.continues)).toBe(true);
-    const summary = recs.find((r) => r.flags?.includes('compact_summary'))!;
+    const summary = recs.find((r) => r.flags?.includes('reset_summary'))!;
     expect(summary.parent).toBe(boundary.id);
     const v = await verify();
     expect(v).toMatchObject({ problems: [], relanded: 0 });

@@ -98,7 +98,7 @@ describe('claude-code/1 → sd/1', () => {
   test('a notification turn names the call it completes and triggers as a notification', () => {
     const text = '<task-notification>\n<task-id>a687426e8a37aa323</task-id>\n<tool-use-id>toolu_X</tool-use-id>\n<status>completed</status>\n</task-notification>';
     const r = convertTranscriptLine(line({ type: 'user', uuid: 'u', message: { content: text }, origin: { kind: 'task-notification' } }));
-    expect(r).toMatchObject({ tool: 'toolu_X', trigger: 'notification' });
+    expect(r).toMatchObject({ tool: 'toolu_X', child: 'a687426e8a37aa323', trigger: 'notification' });
     expect(r.flags).toBeUndefined();
   });
 
@@ -126,12 +126,12 @@ describe('claude-code/1 → sd/1', () => {
 
   test('a compact boundary: continues from logicalParentUuid, recognised by subtype; its summary is flagged', () => {
     const b = convertTranscriptLine(line({ type: 'system', subtype: 'compact_boundary', uuid: 'b', parentUuid: null, logicalParentUuid: 'L', content: 'Conversation compacted' }));
-    expect(b).toMatchObject({ id: 'b', continues: 'L', from: 'runtime', flags: ['compact_boundary'] });
+    expect(b).toMatchObject({ id: 'b', continues: 'L', from: 'runtime', flags: ['context_reset'] });
     expect(b.parts[0]!.k).toBe('data');
     const text = convertTranscriptLine(line({ type: 'user', message: { content: 'compact_boundary mentioned in text' }, logicalParentUuid: 'L' }));
     expect(text.continues).toBeUndefined();
     const s = convertTranscriptLine(line({ type: 'user', isCompactSummary: true, parentUuid: 'b', message: { content: 'summary' } }));
-    expect(s.flags).toEqual(['compact_summary']);
+    expect(s.flags).toEqual(['reset_summary']);
   });
 
   test('the runtime bookkeeping of 2.1.328 lands whole as data, nothing dropped', () => {
@@ -152,7 +152,7 @@ describe('claude-code/1 → sd/1', () => {
     expect(side).toMatchObject({ from: 'runtime', child: 'a2222222222222222', label: 'helper task', tool: 'toolu_9', started_by: 'a1111111111111111' });
     expect(convertManifest(line({ workflowName: 'review', status: 'running' }), 'wf_1')).toMatchObject({ batch: 'wf_1', label: 'review', parts: [{ k: 'data' }] });
     expect(convertScript(line('export default 1;'), 'wf_1', 'review')).toMatchObject({ batch: 'wf_1', label: 'review', parts: [{ k: 'unknown', data: 'export default 1;' }] });
-    expect(convertJournalLine(line({ type: 'started', agentId: 'a3333333333333333' }), 'wf_1')).toMatchObject({ from: 'runtime', batch: 'wf_1', child: 'a3333333333333333' });
+    expect(convertJournalLine(line({ type: 'started', agentId: 'a3333333333333333' }), 'wf_1')).toMatchObject({ from: 'runtime', batch: 'wf_1', child: 'a3333333333333333', flags: ['child_started'] });
     expect(convertJournalLine(line({ type: 'result', agentId: 'a3' }), 'wf_1').flags).toEqual(['child_result']);
   });
 });

@@ -3,6 +3,7 @@
  * Claude Code's field names stop here; everything above reads roles and parts.
  */
 import type { Dropped, From, Part, SdRecord, Usage } from '../../formats/session-data/types.js';
+import { AGENT_ID } from './paths.js';
 
 export const DIALECT = 'claude-code/1';
 export const ADAPTER = 'claude-code-local/0.1.0';
@@ -116,6 +117,19 @@ function notificationToolUseId(text: string): string | undefined {
   return /<tool-use-id>([^<]+)<\/tool-use-id>/.exec(text)?.[1]?.trim() || undefined;
 }
 
+/**
+ * The child a notification names: the first `<task-id>` shaped like an agent id. A task id is a
+ * generic handle (a background command, a monitor …), so one of another shape names no child.
+ */
+function notificationAgentId(text: string): string | undefined {
+  if (!text.includes('<task-notification>')) return undefined;
+  for (const m of text.matchAll(/<task-id>([^<]+)<\/task-id>/g)) {
+    const id = m[1]!.trim();
+    if (AGENT_ID.test(id)) return id;
+  }
+  return undefined;
+}
+
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : '')).join('\n');
@@ -124,9 +138,10 @@ function contentText(content: unknown): string {
 
 /**
  * Flags name states a record is in, in the dialect-neutral words assembly reads: `finished`,
- * `synthetic`, `external_input`, `injected`, `launch_ack`, `child_result` as asz writes them,
- * plus aszcol's `compact_boundary`, `compact_summary`, `forked`, `interrupted`, `api_error` and
- * `local_command`, so nothing above the adapter needs a runtime field to find them.
+ * `synthetic`, `external_input`, `injected`, `launch_ack`, `child_result`, `context_reset` and
+ * `reset_summary` as asz writes them, plus aszcol's `forked`, `interrupted`, `api_error`,
+ * `local_command`, `turn_duration` and `child_started`, so nothing above the adapter needs a
+ * runtime field to find them.
  */
 function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): string[] {
   const f: string[] = [];
@@ -148,8 +163,9 @@ function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): str
     if (tur.status === 'forked') f.push('forked');
     if (tur.interrupted === true) f.push('interrupted');
   }
-  if (o.isCompactSummary === true) f.push('compact_summary');
-  if (type === 'system' && o.subtype === 'compact_boundary') f.push('compact_boundary');
+  if (o.isCompactSummary === true) f.push('reset_summary');
+  if (type === 'system' && o.subtype === 'compact_boundary') f.push('context_reset');
+  if (type === 'system' && o.subtype === 'turn_duration') f.push('turn_duration');
   if (type === 'system' && o.subtype === 'api_error') f.push('api_error');
   if (type === 'system' && o.subtype === 'local_command') f.push('local_command');
   return f;
@@ -188,8 +204,12 @@ export function convertTranscriptLine(line: Buffer): Converted {
     r.child = str(tur.agentId);
     r.batch = str(tur.runId);
   }
-  if (!r.tool && type === 'user' && msg) r.tool = notificationToolUseId(contentText(msg.content));
-  if (!r.tool && att && typeof att.prompt === 'string') r.tool = notificationToolUseId(att.prompt);
+  // A notification is read only from plain-string content (or a queued command's prompt).
+  const noteText = type === 'user' && msg && typeof msg.content === 'string' ? msg.content : att && typeof att.prompt === 'string' ? att.prompt : undefined;
+  if (noteText !== undefined) {
+    r.tool ??= notificationToolUseId(noteText);
+    r.child ??= notificationAgentId(noteText);
+  }
   r.label = str(o.aiTitle);
   if (type && TYPE_FROM[type]) r.from = TYPE_FROM[type];
   r.time = str(o.timestamp);
@@ -269,5 +289,6 @@ export function convertJournalLine(line: Buffer, run: string): Converted {
   r.child = str(o.agentId);
   r.time = str(o.timestamp) ?? (typeof o.ts === 'string' ? o.ts : undefined);
   if (o.type === 'result') r.flags = ['child_result'];
+  else if (o.type === 'started') r.flags = ['child_started'];
   return r;
 }

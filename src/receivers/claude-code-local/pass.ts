@@ -7,6 +7,7 @@ import { collectAppendSource, type SourceOutcome } from '../../storage/append-so
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import { FileLock } from '../../storage/lock.js';
+import { readIndexState, updateIndex } from '../../storage/index.js';
 import { isSessionEntryName, landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
@@ -144,6 +145,11 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
       recordOutcome(report, src, outcome);
     }
     markPruned(o.root, o.sourceRoot, s.id, listed, report);
+    // The index follows what landed; after a crash it catches up with every file above indexed_seq.
+    if ((readIndexState(o.root, s.id)?.indexedSeq ?? 0) < counter.peek() - 1) {
+      const { problems } = updateIndex(o.root, s.id);
+      for (const p of problems) report.errors.push({ where: join(o.root, s.id, 'index'), message: p });
+    }
     if (counter.peek() !== firstSeq || !loadSessionState(o.root, s.id)) {
       saveSessionState(o.root, s.id, { next_seq: counter.peek(), liveness: 'unknown', last_scan: at });
     }

@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import type { Io } from './context.js';
+import { runParse } from './parse.js';
+import { runConversation } from './conversation.js';
+import { runGlossary } from './glossary.js';
+
+/** The commands that read and build the round chain: parse, conversation, glossary. */
+export function registerAssemblyCommands(program: Command, io: Io, setCode: (code: number) => void): void {
+  const withConfig = (c: Command) => c.option('--config <file>', 'pipeline YAML (default: the embedded default)');
+  withConfig(program.command('parse [session]').description('assemble landed sessions and append a round to each chain'))
+    .option('--json', 'one JSON document')
+    .option('--max-round-bytes <size>', 'round byte budget (default: processors.assembler.max_round_bytes, 2MiB)')
+    .action((session, o) => { setCode(runParse(session, o, io)); });
+  withConfig(program.command('conversation <id>').description('fold a conversation\'s chain and print what it holds'))
+    .option('--terms <mode>', 'unified (default), native or both', 'unified')
+    .option('--json', 'the folded entities as JSON')
+    .action((id, o) => { setCode(runConversation(id, o, io)); });
+  program.command('glossary').description('what Claude Code calls each name the model uses')
+    .option('--json', 'as JSON')
+    .action((o) => { setCode(runGlossary(o, io)); });
+}

@@ -1,0 +1,65 @@
+import { TERMS } from '../adapters/claude-code/glossary.js';
+import { loadChain } from '../storage/chain.js';
+import type { EntityFrame } from '../formats/session-flow/types.js';
+import { configFor, EXIT, type Io } from './context.js';
+
+type Terms = 'unified' | 'native' | 'both';
+
+function name(kind: string, terms: Terms): string {
+  const native = TERMS[kind]?.native;
+  if (terms === 'unified' || !native) return kind;
+  return terms === 'native' ? native : `${kind} (${native})`;
+}
+
+/** Folds a conversation's chain and prints it as a tree of talks, runs and steps. */
+export function runConversation(id: string, opts: { config?: string; terms?: string; json?: boolean }, io: Io): number {
+  const cfg = configFor(opts.config, io);
+  if (!cfg) return EXIT.config;
+  const terms = (opts.terms ?? 'unified') as Terms;
+  if (!['unified', 'native', 'both'].includes(terms)) {
+    io.err('aszcol conversation: --terms takes unified, native or both');
+    return EXIT.config;
+  }
+  let chain;
+  try {
+    chain = loadChain(cfg.storageRoot, id);
+  } catch (err) {
+    io.err(`aszcol conversation: ${(err as Error).message}`);
+    return EXIT.problem;
+  }
+  if (!chain.fold.head) {
+    io.err(`aszcol conversation: ${id}: no rounds (run aszcol collect --once and aszcol parse first)`);
+    return EXIT.problem;
+  }
+  const all = [...chain.fold.entities.values()];
+  if (opts.json) {
+    io.out(JSON.stringify({ head: chain.fold.head, digest: chain.fold.headDigest, entities: all }));
+    return EXIT.ok;
+  }
+  const h = chain.fold.head;
+  io.out(`conversation ${id}  rounds ${chain.fold.rounds}  through seq ${h.through_seq}  ${h.title ? `"${h.title}"` : '(no title)'}`);
+  io.out(`talks ${h.talks}  steps ${h.steps}  streams ${h.streams}  segments ${h.segments}  llm calls ${h.llm_calls}  subagents ${h.subagents}  bash runs ${h.bash_runs}`);
+  const nodes = all.filter((e): e is Extract<EntityFrame, { t: 'node' }> => e.t === 'node');
+  const children = new Map<string, typeof nodes>();
+  for (const n of nodes) if (n.parent) (children.get(n.parent) ?? children.set(n.parent, []).get(n.parent)!).push(n);
+  const order = (a: (typeof nodes)[number], b: (typeof nodes)[number]) => (a.ref?.seq ?? 0) - (b.ref?.seq ?? 0) || (a.ref?.row ?? 0) - (b.ref?.row ?? 0) || (a.ref?.block ?? 0) - (b.ref?.block ?? 0) || (a.id < b.id ? -1 : 1);
+  const print = (id: string, depth: number) => {
+    for (const n of (children.get(id) ?? []).sort(order)) {
+      const attrs = n.attrs ? Object.entries(n.attrs).filter(([k]) => ['name', 'result', 'trigger', 'usage', 'fragments', 'role', 'label', 'state'].includes(k)).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ') : '';
+      io.out(`${'  '.repeat(depth)}${name(n.kind!, terms)}  ${n.id}${attrs ? '  ' + attrs : ''}`);
+      print(n.id, depth + 1);
+    }
+  };
+  for (const root of nodes.filter((n) => !n.parent)) {
+    io.out(`${name(root.kind!, terms)}  ${root.id}`);
+    print(root.id, 1);
+  }
+  const rels = all.filter((e) => e.t === 'relation') as Extract<EntityFrame, { t: 'relation' }>[];
+  if (rels.length) io.out(`relations (${rels.length}):`);
+  for (const r of rels) io.out(`  ${name(r.type!, terms)}  ${r.from} → ${r.to}  ${r.quality}  via ${r.via}`);
+  const unres = all.filter((e) => e.t === 'unresolved') as Extract<EntityFrame, { t: 'unresolved' }>[];
+  const open = unres.filter((u) => u.state === 'open');
+  io.out(`unresolved: ${open.length} still open, ${unres.length - open.length} resolved or terminal`);
+  for (const u of unres) io.out(`  ${u.state}  ${u.kind}  ${u.ref}  ${u.reason}`);
+  return EXIT.ok;
+}

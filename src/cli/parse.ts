@@ -1,0 +1,59 @@
+import { parseSession, type ParseResult } from '../processors/assembler/parse.js';
+import { landedSessions } from '../receivers/claude-code-local/pass.js';
+import { parseBytes } from '../util/units.js';
+import { configFor, EXIT, type Io } from './context.js';
+
+const DEFAULT_MAX_ROUND_BYTES = 2 * 1024 * 1024;
+
+function row(r: ParseResult): string[] {
+  const last = r.rounds[r.rounds.length - 1];
+  const s = r.summary;
+  return [
+    r.session, last ? String(last.round) : '-', String(r.throughSeq),
+    String(last?.nodes ?? 0), String(last?.relations ?? 0), String(last?.unresolved ?? 0),
+    String(s?.talks ?? 0), String(s?.runs ?? 0), String(s?.steps ?? 0),
+    s ? `${s.tools.joined}/${s.tools.total}` : '-', s ? `${s.children.joined}/${s.children.total}` : '-',
+  ];
+}
+
+export function runParse(session: string | undefined, opts: { config?: string; json?: boolean; maxRoundBytes?: string }, io: Io): number {
+  const cfg = configFor(opts.config, io);
+  if (!cfg) return EXIT.config;
+  let maxRoundBytes = DEFAULT_MAX_ROUND_BYTES;
+  const configured = (cfg.raw.processors as Record<string, { max_round_bytes?: unknown } | null> | undefined)?.assembler?.max_round_bytes;
+  try {
+    if (opts.maxRoundBytes !== undefined) maxRoundBytes = parseBytes(opts.maxRoundBytes);
+    else if (configured !== undefined) maxRoundBytes = parseBytes(configured);
+  } catch (err) {
+    io.err(`aszcol parse: max_round_bytes: ${(err as Error).message}`);
+    return EXIT.config;
+  }
+  const sessions = session ? [session] : landedSessions(cfg.storageRoot);
+  const rows: string[][] = [];
+  const results: ParseResult[] = [];
+  let failed = 0;
+  for (const s of sessions) {
+    try {
+      const r = parseSession({ root: cfg.storageRoot, session: s, maxRoundBytes });
+      if (r.status === 'empty') continue;
+      results.push(r);
+      if (r.status === 'busy') {
+        io.err(`error: ${s}: another parser holds this conversation's chain`);
+        failed++;
+        continue;
+      }
+      rows.push(row(r));
+    } catch (err) {
+      failed++;
+      io.err(`error: ${s}: ${(err as Error).message}`);
+    }
+  }
+  if (opts.json) io.out(JSON.stringify(results));
+  else {
+    const head = ['SESSION', 'ROUND', 'SEQ', 'NODES', 'RELS', 'UNRES', 'TALKS', 'RUNS', 'STEPS', 'TOOLS', 'CHILDREN'];
+    const all = [head, ...rows];
+    const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+    for (const r of all) io.out(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  }
+  return failed ? EXIT.problem : EXIT.ok;
+}

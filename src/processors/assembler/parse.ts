@@ -1,0 +1,167 @@
+/**
+ * The parse step: assemble a session from its index and append the difference to its chain.
+ * I/O lives here; assembly itself is pure (src/assemble).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { assemble, headerCounts } from '../../assemble/assemble.js';
+import { chainInputDigest, encodeRound } from '../../formats/session-flow/encode.js';
+import { applyRound } from '../../formats/session-flow/fold.js';
+import { PARSER, POLICY, SF_SCHEMA, type RoundHeader } from '../../formats/session-flow/types.js';
+import { chainDir, loadChain, roundName, roundsDir, saveConversationState } from '../../storage/chain.js';
+import { loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
+import { FileLock } from '../../storage/lock.js';
+import { sessionLockPath } from '../../storage/layout.js';
+import { WriteOnceFile } from '../../storage/write-once.js';
+import { AszError } from '../../util/errors.js';
+import { diffAssembly } from './diff.js';
+
+export interface ParseOptions {
+  root: string;
+  session: string;
+  /** A round over this many bytes is assembled again over a narrower window (a single landed file is never split). */
+  maxRoundBytes: number;
+}
+
+export interface WrittenRound {
+  round: number;
+  path: string;
+  bytes: number;
+  fromSeq: number;
+  throughSeq: number;
+  nodes: number;
+  relations: number;
+  unresolved: number;
+}
+
+export interface ParseResult {
+  session: string;
+  status: 'written' | 'unchanged' | 'busy' | 'empty';
+  rounds: WrittenRound[];
+  /** The landed sequence the chain covers after this parse. */
+  throughSeq: number;
+  head: number;
+  summary?: { talks: number; runs: number; steps: number; tools: { joined: number; total: number }; children: { joined: number; total: number }; unresolved: number };
+}
+
+function toIso(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+/** Brings the index up to the landed files under the session's lock; a busy session keeps the index it has. */
+function freshIndex(root: string, session: string): SessionIndex | undefined {
+  const lock = new FileLock(sessionLockPath(root, session));
+  if (lock.tryAcquire()) {
+    try {
+      const { index, problems } = updateIndex(root, session);
+      if (problems.length) throw new AszError(problems.join('; '), session);
+      return index;
+    } finally {
+      lock.release();
+    }
+  }
+  return loadIndex(root, session);
+}
+
+export function parseSession(o: ParseOptions): ParseResult {
+  const { root, session } = o;
+  const index = freshIndex(root, session);
+  const result: ParseResult = { session, status: 'unchanged', rounds: [], throughSeq: 0, head: 0 };
+  const lock = new FileLock(join(chainDir(root, session), '.lock'));
+  const hasChain = loadChain(root, session).rounds.length > 0;
+  if (!index || index.indexedSeq === 0) {
+    if (!hasChain) return { ...result, status: 'empty' };
+  }
+  mkdirSync(chainDir(root, session), { recursive: true });
+  if (!lock.tryAcquire()) return { ...result, status: 'busy' };
+  try {
+    // Under the lock: read the chain again, so a round written meanwhile is the head we extend.
+    const { fold, rounds } = loadChain(root, session, { sweep: true });
+    if (fold.parser && (fold.parser !== PARSER || fold.policy !== POLICY)) {
+      throw new AszError(`the chain was built by parser ${fold.parser} under policy ${fold.policy}; this is ${PARSER} under ${POLICY}. Remove ${chainDir(root, session)} and parse again to rebuild it.`, session);
+    }
+    let head = fold.head;
+    const watermark = index?.indexedSeq ?? 0; // fixed before assembly: nothing past it is read
+    let through = head?.through_seq ?? 0;
+    if (through > watermark) throw new AszError(`the chain covers landed sequence ${through}, the index only ${watermark}`, session);
+    const files = (index?.files ?? []).filter((f) => f.seq <= watermark).sort((a, b) => a.seq - b.seq);
+    const entries = (index?.entries ?? []).filter((e) => e.seq <= watermark);
+    let assembled: ReturnType<typeof assemble> | undefined;
+    while (through < watermark) {
+      const pending = files.filter((f) => f.seq > through);
+      let take = pending.length;
+      let built: { text: string; digest: string; header: RoundHeader; frames: ReturnType<typeof diffAssembly>; assembly: ReturnType<typeof assemble> } | undefined;
+      for (;;) {
+        const upTo = pending[take - 1]!.seq;
+        const window = pending.slice(0, take);
+        const assembly = assemble({ session, entries: entries.filter((e) => e.seq <= upTo) });
+        const roundNo = fold.rounds + 1;
+        const frames = diffAssembly(fold, assembly, roundNo);
+        let fromT: number | undefined, toT: number | undefined;
+        for (const e of entries) {
+          if (e.seq <= through || e.seq > upTo || e.time === undefined) continue;
+          fromT = fromT === undefined ? e.time : Math.min(fromT, e.time);
+          toT = toT === undefined ? e.time : Math.max(toT, e.time);
+        }
+        const open = [...assembly.unresolved.values()].filter((u) => u.state === 'open').length;
+        const header: RoundHeader = {
+          t: 'header', schema: SF_SCHEMA, conversation: session, session, round: roundNo,
+          ...(head ? { previous: fold.headDigest } : {}),
+          from_seq: through + 1, through_seq: upTo,
+          input_digest: chainInputDigest(head?.input_digest ?? '', window.map((f) => f.digest)),
+          parser: PARSER, policy: POLICY,
+          from_time: toIso(fromT), through_time: toIso(toT),
+          session_from_time: toIso(assembly.sessionFrom), session_through_time: toIso(assembly.sessionThrough),
+          title: assembly.title,
+          ...headerCounts(assembly.nodes.values(), open),
+        };
+        const { text, digest } = encodeRound(header, frames);
+        built = { text, digest, header, frames, assembly };
+        if (Buffer.byteLength(text) <= o.maxRoundBytes || take === 1) break;
+        take = Math.max(1, Math.floor(take / 2));
+      }
+      const path = join(roundsDir(root, session), roundName(built.header.round, built.digest));
+      const file = new WriteOnceFile(path); // exclusive: a round that exists is never replaced
+      file.write(built.text);
+      file.commit();
+      const round = { header: built.header, frames: built.frames, commit: { t: 'commit' as const, digest: built.digest, counts: { nodes: 0, relations: 0, unresolved: 0 } } };
+      for (const f of built.frames) round.commit.counts[f.t === 'node' ? 'nodes' : f.t === 'relation' ? 'relations' : 'unresolved']++;
+      applyRound(fold, round, path);
+      rounds.push(round);
+      head = built.header;
+      through = built.header.through_seq;
+      assembled = built.assembly;
+      result.rounds.push({
+        round: built.header.round, path, bytes: Buffer.byteLength(built.text), fromSeq: built.header.from_seq, throughSeq: through,
+        nodes: round.commit.counts.nodes, relations: round.commit.counts.relations, unresolved: round.commit.counts.unresolved,
+      });
+      saveConversationState(root, session, { head: built.header.round, headDigest: built.digest, throughSeq: through, inputDigest: built.header.input_digest, parser: PARSER, policy: POLICY });
+    }
+    result.status = result.rounds.length ? 'written' : 'unchanged';
+    result.throughSeq = through;
+    result.head = fold.rounds;
+    assembled ??= assemble({ session, entries });
+    result.summary = summarize(assembled);
+    return result;
+  } finally {
+    lock.release();
+  }
+}
+
+/** The whole conversation's counts, with the denominators a reader needs for tools and children. */
+function summarize(a: ReturnType<typeof assemble>): NonNullable<ParseResult['summary']> {
+  let talks = 0, runs = 0, steps = 0, toolsTotal = 0, toolsJoined = 0, children = 0;
+  for (const n of a.nodes.values()) {
+    if (n.kind === 'talk') talks++;
+    else if (n.kind === 'run') runs++;
+    if (n.kind === 'tool' || n.kind === 'agent.call') {
+      toolsTotal++;
+      if (n.attrs?.result_join === 'exact_unique') toolsJoined++;
+    }
+    if (n.kind === 'stream' && n.attrs?.role === 'child') children++;
+  }
+  steps = headerCounts(a.nodes.values(), 0).steps;
+  const orphans = [...a.unresolved.values()].filter((u) => u.kind === 'spawn_of_child' && u.state === 'open').length;
+  const open = [...a.unresolved.values()].filter((u) => u.state === 'open').length;
+  return { talks, runs, steps, tools: { joined: toolsJoined, total: toolsTotal }, children: { joined: children - orphans, total: children }, unresolved: open };
+}
