@@ -102,6 +102,12 @@ describe('claude-code/1 → sd/1', () => {
     expect(r.flags).toBeUndefined();
   });
 
+  test('a prompt with no origin is a person when it opens a cycle; a local command\'s echoed output is not', () => {
+    expect(convertTranscriptLine(line({ type: 'user', promptId: 'p', message: { content: 'PARALLEL please' } })).flags).toEqual(['external_input']);
+    expect(convertTranscriptLine(line({ type: 'user', promptId: 'p', message: { content: '<local-command-stdout>Compacted</local-command-stdout>' } })).flags).toBeUndefined();
+    expect(convertTranscriptLine(line({ type: 'user', message: { content: 'no cycle' } })).flags).toBeUndefined();
+  });
+
   test('isMeta and attachments are injected context; a prompt-mode queued command is a person', () => {
     expect(convertTranscriptLine(line({ type: 'user', isMeta: true, message: { content: '<local-command-caveat>' } })).flags).toEqual(['injected']);
     const att = convertTranscriptLine(line({ type: 'attachment', uuid: 'a', attachment: { type: 'date', date: '2026-11-30' } }));

@@ -154,7 +154,7 @@ function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): str
     const blocks = Array.isArray(msg.content) ? msg.content : [];
     const isResult = blocks.some((b) => isObj(b) && b.type === 'tool_result');
     if (o.isMeta === true) f.push('injected');
-    else if (!isResult && o.isCompactSummary !== true && (trigger === undefined || trigger === 'external')) f.push('external_input');
+    else if (!isResult && o.isCompactSummary !== true && (trigger === 'external' || (trigger === undefined && isUntriggeredPrompt(o, msg)))) f.push('external_input');
   }
   if (type === 'attachment' && att) f.push(att.type === 'queued_command' && att.commandMode === 'prompt' ? 'external_input' : 'injected');
   if (tur) {
@@ -169,6 +169,17 @@ function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): str
   if (type === 'system' && o.subtype === 'api_error') f.push('api_error');
   if (type === 'system' && o.subtype === 'local_command') f.push('local_command');
   return f;
+}
+
+/**
+ * A prompt given with no `origin` at all (`claude -p`, a typed slash command) is still a person's
+ * input when it opens a cycle (it carries `promptId`); the runtime's echo of a local command's
+ * output, which shares the cycle, is not.
+ */
+function isUntriggeredPrompt(o: Obj, msg: Obj): boolean {
+  if (typeof o.promptId !== 'string') return false;
+  const text = contentText(msg.content).trimStart();
+  return !text.startsWith('<local-command-stdout>') && !text.startsWith('<local-command-stderr>');
 }
 
 /** `origin.kind` in the model's words: a person, a completion notification, or something else. */

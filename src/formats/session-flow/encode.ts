@@ -26,7 +26,7 @@ function ordered(o: Record<string, unknown>, order: readonly string[]): string {
     const v = o[k];
     if (v === undefined) continue;
     let json: string;
-    if (k === 'ref') json = refJson(v as Ref);
+    if (k === 'ref' && typeof v === 'object') json = refJson(v as Ref);
     else if (k === 'refs' || k === 'evidence') json = `[${(v as Ref[]).map(refJson).join(',')}]`;
     else json = canonical(v);
     parts.push(`${JSON.stringify(k)}:${json}`);
