@@ -29,7 +29,8 @@ export function emitCalls(ctx: AssemblyContext): Map<string, IndexEntry[]> {
     const id = entityId('call', callId);
     addNode(ctx, id, { kind: 'llm.call', parent: parentOf(ctx, first), stream: first.stream, ref: refOf(first), refs: frags.map((f) => refOf(f)), attrs });
     for (const f of frags) {
-      f.parts.forEach((p, block) => {
+      f.parts.forEach((p) => {
+        const block = p.block;
         if (p.k === 'text') addNode(ctx, locId('msg', f, block), { kind: has(f, 'synthetic') ? 'message.synthetic' : 'message.assistant', parent: id, stream: f.stream, ref: refOf(f, block) });
         else if (p.k === 'reasoning') addNode(ctx, locId('think', f, block), { kind: 'thinking', parent: id, stream: f.stream, ref: refOf(f, block) });
       });

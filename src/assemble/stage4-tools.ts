@@ -22,7 +22,8 @@ export function emitTools(ctx: AssemblyContext): Map<string, ToolUse> {
   const results = new Map<string, ToolUse['results']>();
   for (const s of ctx.streams.values()) {
     for (const e of s.records) {
-      e.parts.forEach((p, block) => {
+      e.parts.forEach((p) => {
+        const block = p.block;
         if (p.k === 'call' && p.id && !uses.has(p.id)) uses.set(p.id, { id: p.id, name: p.name, entry: e, block, results: [] });
         else if (p.k === 'result' && p.of) (results.get(p.of) ?? results.set(p.of, []).get(p.of)!).push({ entry: e, block, part: p });
       });

@@ -3,6 +3,16 @@ import type { IndexEntry } from '../storage/index.js';
 import { addNode, addRelation, refOf, type AssemblyContext, type TalkInfo } from './context.js';
 import type { ToolUse } from './stage4-tools.js';
 
+function lowerBound(xs: { time: number }[], t: number): number {
+  let lo = 0, hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid]!.time < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 interface Window {
   id: string;
   talks: TalkInfo[];
@@ -50,15 +60,18 @@ export function proposeSegments(ctx: AssemblyContext, uses: Map<string, ToolUse>
     w.talks.push(t);
     addRelation(ctx, 'in_segment', t.id, w.id, 'strong_inference', 'inside the window of the talk that delegated it', [refOf(r.first)]);
   }
+  // Tool uses by request time, so each window looks only at the requests inside it.
+  const timed = [...uses.values()].filter((u) => u.entry.time !== undefined).map((use) => ({ time: use.entry.time!, use })).sort((a, b) => a.time - b.time);
   windows.forEach((w, i) => {
     const last = i === windows.length - 1;
     const unmet: string[] = [];
     if (last) unmet.push('activity_boundary');
-    const crossing = [...uses.values()].some((u) => {
-      const t = u.entry.time;
-      if (t === undefined || t < w.from || t > w.to) return false;
-      return u.results.length !== 1 || u.results[0]!.entry.time === undefined || u.results[0]!.entry.time < w.from || u.results[0]!.entry.time > w.to;
-    });
+    let crossing = false;
+    for (let k = lowerBound(timed, w.from); k < timed.length && timed[k]!.time <= w.to && !crossing; k++) {
+      const u = timed[k]!.use;
+      const rt = u.results.length === 1 ? u.results[0]!.entry.time : undefined;
+      crossing = rt === undefined || rt < w.from || rt > w.to;
+    }
     if (crossing || openChildren) unmet.push('no_crossing_open_operation');
     if (last || !(mainLast - w.to > IDLE_GAP_MS)) unmet.push('lateness_watermark');
     if (!ctx.conversation) unmet.push('conversation_identity');

@@ -108,12 +108,14 @@ export class WriteOnceFile {
 }
 
 /** Replaces a small state file (cursor, session.state) atomically: readers see the old or the new whole file. */
-export function replaceAtomically(final: string, text: string, opts: { sync?: boolean } = {}): void {
+export function replaceAtomically(final: string, content: string | Buffer, opts: { sync?: boolean } = {}): void {
   mkdirSync(dirname(final), { recursive: true });
   const tmp = tempPath(final);
   const fd = openSync(tmp, 'wx', 0o644);
   try {
-    writeSync(fd, text);
+    const buf = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+    let done = 0;
+    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
     if (opts.sync !== false) fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -18,7 +18,9 @@ export class TranscriptBuilder {
 
   uuid(): string {
     this.n++;
-    return `${this.opts.agentId ? 'c' : 'm'}0000000-0000-4000-8000-${this.n.toString(16).padStart(12, '0')}`;
+    // Unique across streams, as the runtime's UUIDs are: a child's ids carry part of its agent id.
+    const tag = this.opts.agentId ? this.opts.agentId.slice(-7) : '0000000';
+    return `${this.opts.agentId ? 'c' : 'm'}${tag}-0000-4000-8000-${this.n.toString(16).padStart(12, '0')}`;
   }
 
   at(iso: string): this {
