@@ -100,6 +100,11 @@ describe('aszcol collect, verify, show, sources as processes', () => {
     const v = await runCli(['verify', '--config', config]);
     expect(v.code).toBe(0);
     expect(v.stdout).toMatch(/7 record\(s\) landed more than once/);
+    // The crashed pass never indexed its file; the next collect caught the index up with both.
+    expect(readFileSync(join(root, sid(3), 'index', 'index.state'), 'utf8')).toMatch(/indexed_seq\s+2/);
+    // Assembly removes the copies: the chain holds each record once.
+    const p = await runCli(['parse', '--config', config, '--json']);
+    expect(JSON.parse(p.stdout)[0].summary).toMatchObject({ talks: 7, runs: 7 });
   });
 
   test('verify fails on a tampered landed file and on a lost last file (end gap)', async () => {
