@@ -58,7 +58,7 @@ export function joinChildren(ctx: AssemblyContext, uses: Map<string, ToolUse>): 
 
   for (const s of ctx.streams.values()) {
     for (const e of s.records) {
-      if (e.trigger !== 'notification') continue;
+      if (e.trigger !== 'notification' || has(e, 'injected')) continue;
       const note = locId('notify', e);
       if (e.child) {
         if (!streamLanded(ctx.streams.get(e.child))) {

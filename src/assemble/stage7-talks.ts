@@ -92,13 +92,15 @@ export function emitTalks(ctx: AssemblyContext): void {
       if (isEpochStep(e)) continue;
       const step = (prefix: string, kind: Parameters<typeof addNode>[2]['kind'], attrs?: Record<string, unknown>) =>
         addNode(ctx, locId(prefix, e), { kind, parent: parentOf(ctx, e), stream: s.name, ref: refOf(e), ...(attrs ? { attrs } : {}) });
-      if (e.trigger === 'notification') step('notify', 'runtime.notification');
+      // Injected context first: a queued notification attachment is context, not the notification turn.
+      if (has(e, 'injected')) step('inject', 'context.injection');
+      else if (e.trigger === 'notification') step('notify', 'runtime.notification');
       // A child's prompt was written by its parent, not by a person: it is the run's opening record, not an input.
       else if (has(e, 'external_input')) { if (s.role === 'main') step('input', 'message.external'); }
-      else if (has(e, 'injected')) step('inject', 'context.injection');
       else if (has(e, 'api_error')) step('error', 'error.api', { retry_state: 'unavailable' });
       else if (has(e, 'local_command')) step('command', 'control.command');
       else if (has(e, 'turn_duration')) step('turn', 'turn.duration');
+      else if (has(e, 'notice')) step('notice', 'control.notice');
     }
   }
 }

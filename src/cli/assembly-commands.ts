@@ -3,6 +3,7 @@ import type { Io } from './context.js';
 import { runParse } from './parse.js';
 import { runConversation } from './conversation.js';
 import { runGlossary } from './glossary.js';
+import { registerScenarioCommands } from './scenario.js';
 
 /** The commands that read and build the round chain: parse, conversation, glossary. */
 export function registerAssemblyCommands(program: Command, io: Io, setCode: (code: number) => void): void {
@@ -15,6 +16,7 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     .option('--terms <mode>', 'unified (default), native or both', 'unified')
     .option('--json', 'the folded entities as JSON')
     .action((id, o) => { setCode(runConversation(id, o, io)); });
+  registerScenarioCommands(program, io, setCode);
   program.command('glossary').description('what Claude Code calls each name the model uses')
     .option('--json', 'as JSON')
     .action((o) => { setCode(runGlossary(o, io)); });

@@ -94,7 +94,8 @@ describe('assembly rules, each the opposite of the obvious choice', () => {
     t.write(mainPath(b.src, PROJECT, SID));
     const f = collectAndParse(b, SID);
     expect(f.node('tool/tu_1')!.attrs).toMatchObject({ result: 'available', result_join: 'exact_unique' });
-    expect(f.kinds).toMatchObject({ talk: 1, run: 1, 'message.external': 2, 'runtime.notification': 1 });
+    expect(f.kinds).toMatchObject({ talk: 1, run: 1, 'message.external': 2, 'context.injection': 1 }); // a queued notification is context
+    expect(f.kinds['runtime.notification']).toBeUndefined();
     expect(f.nodes.filter((n) => n.kind === 'message.external').every((n) => n.parent === 'run/talk_main_p1/p1')).toBe(true);
     expectChainProperties(b.root, SID);
   });

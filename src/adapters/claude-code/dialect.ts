@@ -140,7 +140,7 @@ function contentText(content: unknown): string {
  * Flags name states a record is in, in the dialect-neutral words assembly reads: `finished`,
  * `synthetic`, `external_input`, `injected`, `launch_ack`, `child_result`, `context_reset` and
  * `reset_summary` as asz writes them, plus aszcol's `forked`, `interrupted`, `api_error`,
- * `local_command`, `turn_duration` and `child_started`, so nothing above the adapter needs a
+ * `local_command`, `turn_duration`, `notice` and `child_started`, so nothing above the adapter needs a
  * runtime field to find them.
  */
 function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): string[] {
@@ -168,6 +168,7 @@ function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): str
   if (type === 'system' && o.subtype === 'turn_duration') f.push('turn_duration');
   if (type === 'system' && o.subtype === 'api_error') f.push('api_error');
   if (type === 'system' && o.subtype === 'local_command') f.push('local_command');
+  if (type === 'system' && typeof o.subtype === 'string' && !KNOWN_SYSTEM_SUBTYPES.has(o.subtype)) f.push('notice');
   return f;
 }
 
@@ -181,6 +182,9 @@ function isUntriggeredPrompt(o: Obj, msg: Obj): boolean {
   const text = contentText(msg.content).trimStart();
   return !text.startsWith('<local-command-stdout>') && !text.startsWith('<local-command-stderr>');
 }
+
+/** System records the model names a step for; any other subtype is a notice from the runtime. */
+const KNOWN_SYSTEM_SUBTYPES = new Set(['compact_boundary', 'api_error', 'local_command', 'turn_duration']);
 
 /** `origin.kind` in the model's words: a person, a completion notification, or something else. */
 function triggerOf(kind: string | undefined): string | undefined {

@@ -21,6 +21,10 @@ export interface LocalCollectOptions {
   maxWindows?: number;
   /** Test hook, see `AppendSourceSpec.afterLand`. */
   afterLand?: () => void;
+  /** The header's `adapter` (a scenario `sd` build lands under its own name). */
+  adapter?: string;
+  /** The clock stamps come from (a scenario build with a fixed time lands byte-identical files). */
+  clock?: () => bigint;
 }
 
 export interface PassReport {
@@ -44,8 +48,8 @@ export interface PassReport {
   durationMs: number;
 }
 
-function target(root: string, s: SourceFile, stamp: string, at: string): LandingTarget {
-  const header: LandingTarget['header'] = { kind: s.kind, adapter: ADAPTER, dialect: DIALECT, src: s.rel, session: s.session };
+function target(root: string, s: SourceFile, stamp: string, at: string, adapter = ADAPTER): LandingTarget {
+  const header: LandingTarget['header'] = { kind: s.kind, adapter, dialect: DIALECT, src: s.rel, session: s.session };
   if (s.area === 'streams') header.stream = s.stream;
   if (s.batch) header.batch = s.batch;
   return { dir: join(root, s.session, s.area, s.areaName), prefix: s.prefix, stamp, at, header };
@@ -111,10 +115,10 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
     sweepTemporaries(o.root, s.id);
     const counter = new SequenceCounter(o.root, s.id);
     const firstSeq = counter.peek();
-    const passNs = nowNs();
+    const passNs = (o.clock ?? nowNs)();
     const stamp = compactStamp(passNs);
     const at = rfc3339(passNs);
-    const now = () => rfc3339(nowNs());
+    const now = () => rfc3339((o.clock ?? nowNs)());
     const claimed = new Map<string, string>();
     const listed = new Set<string>();
     // Main transcript first, then children, runs: the order files land in within a pass.
@@ -123,7 +127,7 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
     for (const src of sources) {
       report.sources++;
       listed.add(src.rel);
-      const t = target(o.root, src, stamp, at);
+      const t = target(o.root, src, stamp, at, o.adapter);
       const key = `${src.area}/${src.areaName}/${src.prefix}`;
       const owner = claimed.get(key);
       if (owner !== undefined) {
@@ -213,7 +217,7 @@ export class LocalCollector {
    */
   async passAsync(): Promise<PassReport> {
     const workers = this.opts.workers ?? 1;
-    if (workers <= 1) return this.pass();
+    if (workers <= 1 || this.opts.clock) return this.pass(); // a clock function cannot cross to a worker
     const started = Date.now();
     const { report, found } = this.begin();
     if (found.sessions.length < 2) {

@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { buildScenarios } from '../scenario/build.js';
+import { formatFailures, ScenarioChecker, type CheckResult } from '../scenario/check.js';
+import { listScenarioFiles } from '../scenario/files.js';
+import type { Format } from '../scenario/run.js';
+import { parseDuration } from '../util/units.js';
+import { EXIT, type Io } from './context.js';
+
+/** A scenario whose checks all passed but some keys could not be checked in this build. */
+export const EXIT_INCOMPLETE = 3;
+
+function formatsOf(v: string): Format[] | undefined {
+  if (v === 'all') return ['claude-code', 'sd'];
+  if (v === 'claude-code' || v === 'sd') return [v];
+  return undefined;
+}
+
+export function registerScenarioCommands(program: Command, io: Io, setCode: (c: number) => void): void {
+  const sc = program.command('scenario').description('build Claude Code files from a scenario, or check what comes out');
+  sc.command('build <files...>').description('write the files a real session leaves behind (or Session Data with --format sd)')
+    .requiredOption('--out <dir>', 'the directory; it ends as a storage root with its own aszcol.yaml')
+    .option('--format <format>', 'claude-code or sd', 'claude-code')
+    .option('--at <time>', 'the base time, RFC 3339, or now', 'now')
+    .option('--scale <factor>', 'multiplies every delta', '1')
+    .option('--interval <duration>', 'overrides the scenario interval')
+    .option('--repeat <n>', 'sessions end to end on the clock')
+    .option('--every <duration>', 'keep building: one session every duration of wall clock')
+    .option('--pick <mode>', 'cycle or random through several scenarios', 'cycle')
+    .option('--seed <n>', 'seeds --pick random', '0')
+    .option('--through <checkpoint>', 'only the steps up to this checkpoint')
+    .action(async (files: string[], o) => {
+      const fmt = formatsOf(o.format);
+      if (!fmt || fmt.length !== 1) { io.err('aszcol scenario build: --format is claude-code or sd'); setCode(EXIT.config); return; }
+      let stopping = false;
+      const stop = () => { stopping = true; };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        await buildScenarios(listScenarioFiles(files), {
+          format: fmt[0]!, out: resolve(o.out), at: o.at, scale: Number(o.scale), interval: o.interval ? parseDuration(o.interval) : undefined,
+          repeat: o.repeat ? Number(o.repeat) : undefined, everyMs: o.every ? parseDuration(o.every) : undefined,
+          pick: o.pick === 'random' ? 'random' : 'cycle', seed: Number(o.seed), through: o.through,
+        }, (s) => io.out(`built ${s.session} from ${s.scenario}: ${s.bytes} bytes${s.records ? `, ${s.records} records landed` : ''}`), () => stopping);
+        setCode(EXIT.ok);
+      } catch (err) {
+        io.err(`aszcol scenario build: ${(err as Error).message}`);
+        setCode(EXIT.problem);
+      }
+    });
+  sc.command('check <paths...>').description('build, collect, parse and compare each scenario with NAME.expect.yaml')
+    .option('--format <format>', 'claude-code, sd or all', 'all')
+    .option('--out <dir>', 'keep the roots here')
+    .option('--json', 'one JSON document')
+    .action((paths: string[], o) => {
+      const formats = formatsOf(o.format);
+      if (!formats) { io.err('aszcol scenario check: --format is claude-code, sd or all'); setCode(EXIT.config); return; }
+      for (const p of paths) if (!existsSync(p)) { io.err(`aszcol scenario check: ${p} does not exist`); setCode(EXIT.config); return; }
+      const results: CheckResult[] = [];
+      let errors = 0;
+      for (const file of listScenarioFiles(paths)) {
+        try {
+          results.push(...new ScenarioChecker(file, { out: o.out ? resolve(o.out) : undefined, formats }).run());
+        } catch (err) {
+          errors++;
+          io.err(`error: ${file}: ${(err as Error).message}`);
+        }
+      }
+      if (o.json) io.out(JSON.stringify(results));
+      else {
+        for (const r of results) {
+          io.out(`${r.status.padEnd(10)} ${r.scenario} (${r.format})${r.unchecked.length ? `  not checked yet: ${r.unchecked.join(', ')}` : ''}`);
+          for (const line of formatFailures(r)) io.out(line);
+        }
+        const by = (s: string) => results.filter((r) => r.status === s).length;
+        io.out(`scenarios: ${by('passed')} passed, ${by('failed') + errors} failed, ${by('incomplete')} incomplete`);
+      }
+      setCode(errors || results.some((r) => r.status === 'failed') ? EXIT.problem : results.some((r) => r.status === 'incomplete') ? EXIT_INCOMPLETE : EXIT.ok);
+    });
+}

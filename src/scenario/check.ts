@@ -1,0 +1,307 @@
+/**
+ * `scenario check`: build each checkpoint, collect, parse, and compare the fold with the
+ * expectation file; then the chain properties. Only what is written is checked, an unknown key
+ * is an error, and a key this build cannot check yet makes the scenario `incomplete`, by name.
+ */
+import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonical } from '../formats/session-flow/encode.js';
+import { readSessionData } from '../formats/session-data/decode.js';
+import { RECORD_KEY_ORDER } from '../formats/session-data/types.js';
+import type { EntityFrame } from '../formats/session-flow/types.js';
+import { loadChain, roundsDir } from '../storage/chain.js';
+import { listLanded } from '../storage/landed-files.js';
+import { verifyRoot } from '../storage/verify.js';
+import { verifyChains } from '../storage/verify-chain.js';
+import { parseSession } from '../processors/assembler/parse.js';
+import { loadExpectation, loadScenario } from './files.js';
+import { generate } from './generate.js';
+import type { Scenario } from './model.js';
+import { ScenarioRoot, type Format } from './run.js';
+
+export interface Failure {
+  where: string;
+  expected: unknown;
+  got: unknown;
+}
+
+export interface CheckResult {
+  scenario: string;
+  format: Format | 'all';
+  status: 'passed' | 'failed' | 'incomplete';
+  failures: Failure[];
+  /** Keys this build could not check, with where they were. */
+  unchecked: string[];
+  dir?: string;
+}
+
+/** The fixed base time every check builds at, so runs are comparable. */
+export const CHECK_AT = Date.parse('2026-01-01T00:00:00Z');
+
+const CHECKPOINT_KEYS = new Set(['rounds', 'delta', 'written', 'kinds', 'nodes', 'talks_on', 'runs_in', 'relations', 'unresolved', 'unresolved_kinds', 'session', 'verify', 'lose', 'view']);
+const NOT_YET = new Set(['view']);
+const TOP_KEYS = new Set(['checkpoints', 'properties', 'push', 'collect', 'parse']);
+const PROPERTIES = new Set(['reproducible', 'fold_equals_parse', 'immutable_rounds', 'header_matches_fold', 'records_well_formed', 'recollect_idempotent', 'every_line_a_record', 'cross_format',
+  'bundle', 'repack_keeps_structure', 'parts_keep_source_bytes', 'discovery_ignores_noise', 'pruned_sources_gone', 'records_match', 'push_follows_the_wire', 'removed_after_sent', 'view_covers_the_session', 'changes_leave_the_fold', 'provider_bodies_leave_the_fold', 'provider_bodies_rebuild']);
+
+type Node = Extract<EntityFrame, { t: 'node' }>;
+
+function foldView(root: string, session: string) {
+  const chain = loadChain(root, session);
+  const all = [...chain.fold.entities.values()];
+  return {
+    chain,
+    nodes: all.filter((e): e is Node => e.t === 'node'),
+    relations: all.filter((e): e is Extract<EntityFrame, { t: 'relation' }> => e.t === 'relation'),
+    unresolved: all.filter((e): e is Extract<EntityFrame, { t: 'unresolved' }> => e.t === 'unresolved'),
+  };
+}
+
+/** Deep partial match: every key the expectation names must equal; others are not checked. */
+function partialEqual(expected: unknown, got: unknown): boolean {
+  if (expected !== null && typeof expected === 'object' && !Array.isArray(expected)) {
+    if (got === null || typeof got !== 'object') return false;
+    return Object.entries(expected as Record<string, unknown>).every(([k, v]) => partialEqual(v, (got as Record<string, unknown>)[k]));
+  }
+  return canonical(expected) === canonical(got);
+}
+
+function deltaSeconds(v: unknown): number {
+  const m = /^\+?(-?\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(String(v));
+  if (!m) throw new Error(`"${v}" is not a time like +11.1s`);
+  return Number(m[1]) * ({ ms: 0.001, s: 1, m: 60, h: 3600 } as Record<string, number>)[m[2]!]!;
+}
+
+export class ScenarioChecker {
+  constructor(readonly file: string, readonly opts: { out?: string; formats: Format[] }) {}
+
+  run(): CheckResult[] {
+    const scn = loadScenario(this.file);
+    const expect = loadExpectation(this.file) ?? {};
+    const results: CheckResult[] = [];
+    for (const k of Object.keys(expect)) if (!TOP_KEYS.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: unknown key "${k}"`);
+    const props = (expect.properties ?? {}) as Record<string, boolean>;
+    for (const k of Object.keys(props)) if (!PROPERTIES.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: properties: unknown property "${k}"`);
+    const roots = new Map<Format, { dir: string; session: string }>();
+    for (const format of this.opts.formats) {
+      const r = this.checkFormat(scn, expect, props, format);
+      results.push(r.result);
+      roots.set(format, { dir: r.result.dir!, session: r.session });
+    }
+    if (this.opts.formats.length > 1 && props.cross_format !== false) {
+      const [a, b] = [...roots.values()];
+      const shape = (x: { dir: string; session: string }) => Object.fromEntries(foldView(x.dir, x.session).nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs, ref: n.ref, refs: n.refs })]));
+      const sa = shape(a!), sb = shape(b!);
+      const failures: Failure[] = [];
+      for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)])) if (sa[id] !== sb[id]) failures.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
+      results.push({ scenario: scn.name, format: 'all', status: failures.length ? 'failed' : 'passed', failures: failures.slice(0, 20), unchecked: [] });
+    }
+    if (expect.push !== undefined) for (const r of results) if (r.format !== 'all') { r.unchecked.push('push'); if (r.status === 'passed') r.status = 'incomplete'; }
+    if (!this.opts.out) for (const r of results) if (r.dir) rmSync(join(r.dir, '..'), { recursive: true, force: true });
+    return results;
+  }
+
+  private checkFormat(scn: Scenario, expect: Record<string, unknown>, props: Record<string, boolean>, format: Format): { result: CheckResult; session: string } {
+    const base = this.opts.out ? join(this.opts.out, scn.name) : mkdtempSync(join(tmpdir(), 'aszcol-scenario-'));
+    const dir = join(base, format);
+    rmSync(dir, { recursive: true, force: true });
+    const parseCfg = (expect.parse ?? {}) as { max_round_bytes?: number };
+    const root = new ScenarioRoot(dir, format, scn, CHECK_AT, { maxRoundBytes: parseCfg.max_round_bytes || undefined });
+    const failures: Failure[] = [];
+    const unchecked: string[] = [];
+    const fail = (where: string, expected: unknown, got: unknown) => failures.push({ where: `${format}: ${where}`, expected, got });
+    const checkpoints = (expect.checkpoints ?? {}) as Record<string, Record<string, unknown>>;
+    const full = generate(scn, { at: CHECK_AT });
+    const session = full.session;
+    const order = [...full.checkpoints.filter((c) => checkpoints[c] !== undefined || true), 'final'];
+    for (const name of Object.keys(checkpoints)) if (!order.includes(name)) throw new Error(`${this.file}: checkpoint "${name}" is not in the scenario`);
+    let lost = false;
+    for (const cp of order) {
+      const built = root.build(cp === 'final' ? undefined : cp);
+      for (const e of built.collect?.errors ?? []) fail(`${cp}: collect`, 'no error', `${e.where}: ${e.message}`);
+      const parsed = root.parse();
+      const exp = checkpoints[cp];
+      if (!exp) continue;
+      const names = new Map<string, string>([['main', 'main'], ...full.agents]);
+      const sub = (id: string) => id.split('/').map((p) => names.get(p) ?? p).join('/');
+      const f = foldView(dir, session);
+      for (const [key, want] of Object.entries(exp)) {
+        if (!CHECKPOINT_KEYS.has(key)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: checkpoints.${cp}: unknown key "${key}"`);
+        if (NOT_YET.has(key)) { unchecked.push(`${cp}.${key}`); continue; }
+        const where = `${cp}.${key}`;
+        switch (key) {
+          case 'rounds': if (f.chain.fold.rounds !== want) fail(where, want, f.chain.fold.rounds); break;
+          case 'written': if ((parsed.status === 'written') !== want) fail(where, want, parsed.status === 'written'); break;
+          case 'delta': {
+            const last = parsed.rounds[parsed.rounds.length - 1];
+            const isDelta = !!last && last.round > 1 && last.nodes < f.nodes.length;
+            if (isDelta !== want) fail(where, want, isDelta);
+            break;
+          }
+          case 'kinds':
+            for (const [k, n] of Object.entries(want as Record<string, number>)) {
+              const got = f.nodes.filter((x) => x.kind === k).length;
+              if (got !== n) fail(`${where}.${k}`, n, got);
+            }
+            break;
+          case 'nodes':
+            for (const [id, spec] of Object.entries(want as Record<string, Record<string, unknown>>)) {
+              const n = f.nodes.find((x) => x.id === sub(id));
+              if (!n) { fail(`${where}.${id}`, spec, '(absent)'); continue; }
+              const got: Record<string, unknown> = { kind: n.kind, stream: n.stream, revision: n.revision, refs: (n.refs ?? (n.ref ? [n.ref] : [])).length, attrs: n.attrs ?? {} };
+              const s = { ...spec };
+              if (typeof s.stream === 'string') s.stream = names.get(s.stream) ?? s.stream;
+              if (!partialEqual(s, got)) fail(`${where}.${id}`, spec, got);
+            }
+            break;
+          case 'talks_on':
+            for (const [stream, n] of Object.entries(want as Record<string, number>)) {
+              const got = f.nodes.filter((x) => x.kind === 'talk' && x.stream === (names.get(stream) ?? stream)).length;
+              if (got !== n) fail(`${where}.${stream}`, n, got);
+            }
+            break;
+          case 'runs_in':
+            for (const [talk, n] of Object.entries(want as Record<string, number>)) {
+              const got = f.nodes.filter((x) => x.kind === 'run' && x.parent === sub(talk)).length;
+              if (got !== n) fail(`${where}.${talk}`, n, got);
+            }
+            break;
+          case 'relations':
+            for (const [t, n] of Object.entries(want as Record<string, number>)) {
+              const got = f.relations.filter((r) => r.type === t).length;
+              if (got !== n) fail(`${where}.${t}`, n, got);
+            }
+            break;
+          case 'unresolved':
+            for (const [state, n] of Object.entries(want as Record<string, number>)) {
+              const got = f.unresolved.filter((u) => u.state === state).length;
+              if (got !== n) fail(`${where}.${state}`, n, got);
+            }
+            break;
+          case 'unresolved_kinds':
+            for (const [kind, state] of Object.entries(want as Record<string, string>)) {
+              const of = f.unresolved.filter((u) => u.kind === kind);
+              const got = of.some((u) => u.state === 'open') ? 'open' : of.some((u) => u.state === 'resolved') ? 'resolved' : of.some((u) => u.state === 'terminal') ? 'terminal' : 'none';
+              if (got !== state) fail(`${where}.${kind}`, state, got);
+            }
+            break;
+          case 'session': {
+            const s = f.nodes.find((x) => x.kind === 'session');
+            const w = want as { from?: string; to?: string };
+            for (const [k, attr] of [['from', 'from_time'], ['to', 'through_time']] as const) {
+              if (w[k] === undefined) continue;
+              const t = s?.attrs?.[attr] as string | undefined;
+              const got = t === undefined ? '(absent)' : `+${(Date.parse(t) - CHECK_AT) / 1000}s`;
+              if (t === undefined || Math.abs((Date.parse(t) - CHECK_AT) / 1000 - deltaSeconds(w[k])) > 0.0005) fail(`${where}.${k}`, w[k], got);
+            }
+            break;
+          }
+          case 'verify': {
+            const problems = verifyRoot(dir).problems.length + verifyChains(dir).problems.length;
+            const w = want as { problems?: number };
+            if (w.problems !== undefined && problems !== w.problems) fail(`${where}.problems`, w.problems, problems);
+            break;
+          }
+          case 'lose':
+            for (const l of want as { stream?: string; run?: string; kind: string; nth?: number }[]) {
+              const stream = l.stream ? names.get(l.stream) ?? l.stream : undefined;
+              const files = listLanded(dir, session).filter((x) => {
+                const h = readSessionData(x.path).header;
+                return h.kind === l.kind && (stream === undefined || h.stream === stream) && (l.run === undefined || h.batch === (full.runs.get(l.run) ?? l.run));
+              });
+              const target = files[(l.nth ?? 1) - 1];
+              if (!target) { fail(`${where}`, l, '(no such landed file)'); continue; }
+              chmodSync(target.path, 0o644);
+              rmSync(target.path);
+              lost = true;
+            }
+            break;
+        }
+      }
+    }
+    if (!lost) this.properties(scn, dir, session, format, props, root, fail);
+    const status = failures.length ? 'failed' : unchecked.length ? 'incomplete' : 'passed';
+    return { result: { scenario: scn.name, format, status, failures, unchecked, dir }, session };
+  }
+
+  private properties(scn: Scenario, dir: string, session: string, format: Format, props: Record<string, boolean>, root: ScenarioRoot, fail: (w: string, e: unknown, g: unknown) => void): void {
+    const on = (p: string) => props[p] !== false;
+    const copy = () => {
+      const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
+      cpSync(join(dir, session), join(d, session), { recursive: true });
+      rmSync(join(d, session, 'index'), { recursive: true, force: true });
+      return d;
+    };
+    const shape = (d: string) => {
+      const f = foldView(d, session);
+      const rels: Record<string, number> = {};
+      for (const r of f.relations) rels[r.type!] = (rels[r.type!] ?? 0) + 1;
+      return { nodes: Object.fromEntries(f.nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs })])), rels: canonical(rels) };
+    };
+    const temps: string[] = [];
+    try {
+      if (on('reproducible') || on('fold_equals_parse')) {
+        const a = copy(), b = copy();
+        temps.push(a, b);
+        parseSession({ root: a, session, maxRoundBytes: 2 ** 40 });
+        parseSession({ root: b, session, maxRoundBytes: 2 ** 40 });
+        const bytes = (d: string) => readdirSync(roundsDir(d, session)).sort().map((n) => readFileSync(join(roundsDir(d, session), n), 'utf8'));
+        if (on('reproducible') && canonical(bytes(a)) !== canonical(bytes(b))) fail('reproducible', 'identical rounds', 'different bytes');
+        if (on('fold_equals_parse')) {
+          const full = shape(a), chain = shape(dir);
+          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(chain.nodes)])) if (full.nodes[id] !== chain.nodes[id]) fail(`fold_equals_parse: ${id}`, full.nodes[id] ?? '(absent)', chain.nodes[id] ?? '(absent)');
+          if (full.rels !== chain.rels) fail('fold_equals_parse: relations', full.rels, chain.rels);
+          const one = copy();
+          temps.push(one);
+          parseSession({ root: one, session, maxRoundBytes: 1 });
+          const per = shape(one);
+          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(per.nodes)])) if (full.nodes[id] !== per.nodes[id]) fail(`fold_equals_parse (1-byte budget): ${id}`, full.nodes[id] ?? '(absent)', per.nodes[id] ?? '(absent)');
+        }
+      }
+      if (on('immutable_rounds')) {
+        for (const n of readdirSync(roundsDir(dir, session))) if ((statSync(join(roundsDir(dir, session), n)).mode & 0o222) !== 0) fail(`immutable_rounds: ${n}`, 'read-only', 'writable');
+        const v = verifyChains(dir, session);
+        for (const p of v.problems) fail('immutable_rounds', 'a chain that verifies', p);
+        if (parseSession({ root: dir, session, maxRoundBytes: 2 ** 40 }).status !== 'unchanged') fail('immutable_rounds', 'a parse with nothing new writes nothing', 'a round was written');
+      }
+      if (on('header_matches_fold')) {
+        const f = foldView(dir, session);
+        const h = f.chain.fold.head!;
+        const count = (k: string) => f.nodes.filter((n) => n.kind === k).length;
+        const got = { talks: count('talk'), streams: count('stream'), segments: count('segment'), llm_calls: count('llm.call'), unresolved: f.unresolved.filter((u) => u.state === 'open').length };
+        const head = { talks: h.talks, streams: h.streams, segments: h.segments, llm_calls: h.llm_calls, unresolved: h.unresolved };
+        if (canonical(got) !== canonical(head)) fail('header_matches_fold', head, got);
+      }
+      if (on('records_well_formed')) {
+        const allowed = new Set<string>(RECORD_KEY_ORDER);
+        for (const l of listLanded(dir, session)) for (const r of readSessionData(l.path).records) for (const k of Object.keys(r)) if (!allowed.has(k)) fail(`records_well_formed: ${l.rel}`, [...allowed], k);
+      }
+      if (format === 'claude-code') {
+        if (on('recollect_idempotent')) {
+          const again = root.collectAgain();
+          if (again.landedRecords !== 0) fail('recollect_idempotent', 0, again.landedRecords);
+        }
+        if (on('every_line_a_record')) {
+          const bySrc = new Map<string, number>();
+          for (const l of listLanded(dir, session)) {
+            const { header, records } = readSessionData(l.path);
+            bySrc.set(header.src, (bySrc.get(header.src) ?? 0) + records.length);
+          }
+          const full = generate(scn, { at: CHECK_AT });
+          for (const [rel, content] of full.files) {
+            if (!rel.endsWith('.jsonl')) continue;
+            const lines = content.split('\n').filter((x) => x !== '').length;
+            if ((bySrc.get(rel) ?? 0) !== lines) fail(`every_line_a_record: ${rel}`, lines, bySrc.get(rel) ?? 0);
+          }
+        }
+      }
+    } finally {
+      for (const t of temps) rmSync(join(t, '..'), { recursive: true, force: true });
+    }
+  }
+}
+
+export function formatFailures(r: CheckResult): string[] {
+  return r.failures.map((f) => `  ${f.where}\n    expected: ${JSON.stringify(f.expected)}\n    got:      ${JSON.stringify(f.got)}`);
+}

@@ -1,0 +1,150 @@
+/**
+ * The scenario format: a short YAML conversation in the model's own words (the Go project's
+ * `docs/en/guides/scenario.md` is the reference). Parsing refuses an unknown key with its path.
+ */
+import { AszError } from '../util/errors.js';
+import { parseDuration } from '../util/units.js';
+
+export class ScenarioError extends AszError {}
+
+export interface Usage { in?: number; out?: number; cache_read?: number; cache_write?: number }
+export interface ResultSpec { text: string; after?: number; failed?: boolean; string?: boolean; lost?: boolean }
+export interface ToolSpec { id?: string; name: string; input?: unknown; result?: ResultSpec; changes?: unknown[] }
+export interface ChildSpec { name: string; prompt: string; after?: number; steps: Step[]; notify?: boolean; lost?: boolean }
+export interface CallSpec {
+  thinking?: string;
+  text?: string;
+  tool?: ToolSpec;
+  agent?: ChildSpec;
+  skill?: { name: string; agent: string; steps: Step[]; lost?: boolean };
+  workflow?: { name: string; children: ChildSpec[] };
+  usage?: Usage;
+}
+export type StepBody =
+  | { input: string }
+  | { queued: { text: string; mode: string } }
+  | { inject: { type: string; text?: string } & Record<string, unknown> }
+  | { call: CallSpec }
+  | { result: { of: string; text: string; after?: number; failed?: boolean; string?: boolean } }
+  | { error: string }
+  | { reset: { summary: string } }
+  | { replay: number }
+  | { system: { subtype: string; fields?: Record<string, unknown> } };
+export type Step = StepBody & { after?: number; checkpoint?: string; lost?: boolean };
+
+export interface Scenario {
+  name: string;
+  session?: string;
+  project?: string;
+  title?: string;
+  interval: number;
+  steps: Step[];
+}
+
+const STEP_KINDS = ['input', 'queued', 'inject', 'call', 'result', 'error', 'reset', 'replay', 'system'] as const;
+const TOP_KEYS = new Set(['session', 'project', 'title', 'interval', 'steps', 'provider_bodies', 'system_prompt', 'tools']);
+
+function obj(v: unknown, path: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ScenarioError(`must be a mapping`, path);
+  return v as Record<string, unknown>;
+}
+
+function allow(o: Record<string, unknown>, keys: string[], path: string): void {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new ScenarioError(`unknown key "${k}" (allowed: ${keys.join(', ')})`, path);
+}
+
+const dur = (v: unknown, path: string): number | undefined => {
+  if (v === undefined) return undefined;
+  try { return parseDuration(typeof v === 'number' ? `${v}s` : v); } catch (e) { throw new ScenarioError((e as Error).message, path); }
+};
+
+function str(v: unknown, path: string): string {
+  if (typeof v !== 'string') throw new ScenarioError('must be a string', path);
+  return v;
+}
+
+function result(v: unknown, path: string): ResultSpec {
+  if (typeof v === 'string') return { text: v };
+  const o = obj(v, path);
+  allow(o, ['text', 'after', 'failed', 'string', 'lost'], path);
+  return { text: str(o.text ?? '', `${path}.text`), after: dur(o.after, `${path}.after`), failed: o.failed as boolean | undefined, string: o.string as boolean | undefined, lost: o.lost as boolean | undefined };
+}
+
+function child(v: unknown, path: string): ChildSpec {
+  const o = obj(v, path);
+  allow(o, ['name', 'prompt', 'after', 'steps', 'notify', 'lost', 'system_prompt', 'tools'], path);
+  return { name: str(o.name, `${path}.name`), prompt: str(o.prompt ?? '', `${path}.prompt`), after: dur(o.after, `${path}.after`), steps: steps(o.steps ?? [], `${path}.steps`), notify: o.notify as boolean | undefined, lost: o.lost as boolean | undefined };
+}
+
+function call(v: unknown, path: string): CallSpec {
+  const o = obj(v, path);
+  allow(o, ['thinking', 'text', 'tool', 'agent', 'skill', 'workflow', 'usage'], path);
+  const c: CallSpec = {};
+  if (o.thinking !== undefined) c.thinking = String(o.thinking);
+  if (o.text !== undefined) c.text = str(o.text, `${path}.text`);
+  if (o.tool !== undefined) {
+    const t = obj(o.tool, `${path}.tool`);
+    allow(t, ['id', 'name', 'input', 'result', 'changes'], `${path}.tool`);
+    c.tool = { id: t.id as string | undefined, name: str(t.name, `${path}.tool.name`), input: t.input, result: t.result === undefined ? undefined : result(t.result, `${path}.tool.result`), changes: t.changes as unknown[] | undefined };
+  }
+  if (o.agent !== undefined) c.agent = child(o.agent, `${path}.agent`);
+  if (o.skill !== undefined) {
+    const s = obj(o.skill, `${path}.skill`);
+    allow(s, ['name', 'agent', 'steps', 'lost'], `${path}.skill`);
+    c.skill = { name: str(s.name, `${path}.skill.name`), agent: str(s.agent, `${path}.skill.agent`), steps: steps(s.steps ?? [], `${path}.skill.steps`), lost: s.lost as boolean | undefined };
+  }
+  if (o.workflow !== undefined) {
+    const w = obj(o.workflow, `${path}.workflow`);
+    allow(w, ['name', 'children'], `${path}.workflow`);
+    c.workflow = { name: str(w.name, `${path}.workflow.name`), children: ((w.children as unknown[]) ?? []).map((x, i) => child(x, `${path}.workflow.children[${i}]`)) };
+  }
+  const kinds = ['tool', 'agent', 'skill', 'workflow'].filter((k) => o[k] !== undefined);
+  if (kinds.length > 1) throw new ScenarioError(`a call has at most one of tool, agent, skill, workflow (got ${kinds.join(', ')})`, path);
+  if (o.usage !== undefined) {
+    const u = obj(o.usage, `${path}.usage`);
+    allow(u, ['in', 'out', 'cache_read', 'cache_write'], `${path}.usage`);
+    c.usage = u as Usage;
+  }
+  return c;
+}
+
+export function steps(v: unknown, path: string): Step[] {
+  if (!Array.isArray(v)) throw new ScenarioError('must be a list of steps', path);
+  return v.map((raw, i) => {
+    const p = `${path}[${i}]`;
+    const o = obj(raw, p);
+    const kinds = STEP_KINDS.filter((k) => o[k] !== undefined);
+    if (kinds.length !== 1) throw new ScenarioError(`a step is exactly one of ${STEP_KINDS.join(', ')}`, p);
+    allow(o, [kinds[0]!, 'after', 'checkpoint', 'lost'], p);
+    const k = kinds[0]!;
+    const step: Record<string, unknown> = { after: dur(o.after, `${p}.after`) };
+    if (o.checkpoint !== undefined) step.checkpoint = str(o.checkpoint, `${p}.checkpoint`);
+    if (o.lost !== undefined) step.lost = o.lost === true;
+    const b = o[k];
+    switch (k) {
+      case 'input': step.input = str(b, `${p}.input`); break;
+      case 'error': step.error = str(b, `${p}.error`); break;
+      case 'replay': step.replay = Number(b); break;
+      case 'call': step.call = call(b, `${p}.call`); break;
+      case 'queued': { const q = obj(b, `${p}.queued`); allow(q, ['text', 'mode'], `${p}.queued`); step.queued = { text: str(q.text, `${p}.queued.text`), mode: str(q.mode ?? 'prompt', `${p}.queued.mode`) }; break; }
+      case 'inject': { const q = obj(b, `${p}.inject`); step.inject = { ...q, type: str(q.type, `${p}.inject.type`) }; break; }
+      case 'result': { const q = obj(b, `${p}.result`); allow(q, ['of', 'text', 'after', 'failed', 'string'], `${p}.result`); step.result = { of: str(q.of, `${p}.result.of`), text: str(q.text ?? '', `${p}.result.text`), after: dur(q.after, `${p}.result.after`), failed: q.failed, string: q.string }; break; }
+      case 'reset': { const q = obj(b, `${p}.reset`); allow(q, ['summary'], `${p}.reset`); step.reset = { summary: str(q.summary ?? '', `${p}.reset.summary`) }; break; }
+      case 'system': { const q = obj(b, `${p}.system`); allow(q, ['subtype', 'fields'], `${p}.system`); step.system = { subtype: str(q.subtype, `${p}.system.subtype`), fields: q.fields as Record<string, unknown> | undefined }; break; }
+    }
+    return step as Step;
+  });
+}
+
+export function parseScenario(doc: unknown, name: string): Scenario {
+  const o = obj(doc, name);
+  for (const k of Object.keys(o)) if (!TOP_KEYS.has(k)) throw new ScenarioError(`unknown key "${k}"`, name);
+  return {
+    name,
+    session: o.session as string | undefined,
+    project: o.project as string | undefined,
+    title: o.title as string | undefined,
+    interval: dur(o.interval, `${name}.interval`) ?? 1000,
+    steps: steps(o.steps, `${name}.steps`),
+  };
+}

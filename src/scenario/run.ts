@@ -1,0 +1,56 @@
+/**
+ * Builds a scenario into a storage root, checkpoint by checkpoint, in either format: `claude-code`
+ * writes the runtime's files and the real adapter collects them; `sd` lands Session Data directly
+ * under the scenario's own adapter name, with no discovery step.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { LocalCollector, type PassReport } from '../receivers/claude-code-local/pass.js';
+import { parseSession, type ParseResult } from '../processors/assembler/parse.js';
+import { generate, type Generated } from './generate.js';
+import type { Scenario } from './model.js';
+import { writeRootConfig, writeSources } from './files.js';
+
+export type Format = 'claude-code' | 'sd';
+
+export interface Stage {
+  generated: Generated;
+  collect: PassReport;
+  parse?: ParseResult;
+}
+
+export class ScenarioRoot {
+  readonly sourceRoot: string;
+  private readonly collector: LocalCollector;
+
+  constructor(readonly dir: string, readonly format: Format, readonly scn: Scenario, readonly at: number, readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; session?: string } = {}) {
+    mkdirSync(dir, { recursive: true });
+    this.sourceRoot = format === 'claude-code' ? join(dir, '_source', 'projects') : join(dir, '_scenario', 'sd-source');
+    if (format === 'claude-code') writeRootConfig(dir, this.sourceRoot);
+    const atNs = BigInt(at) * 1_000_000n;
+    this.collector = new LocalCollector({
+      root: dir, sourceRoot: this.sourceRoot, filter: { include: [], exclude: [] }, maxDeltaBytes: 2 * 1024 * 1024,
+      adapter: format === 'sd' ? 'scenario-sd/1' : undefined,
+      // An sd build is stamped by the scenario's clock, so a fixed --at lands byte-identical files.
+      clock: format === 'sd' ? () => atNs : undefined,
+    });
+  }
+
+  /** Writes the scenario through a checkpoint (all of it when undefined) and lands what is new. */
+  build(through?: string, opts: { collect?: boolean } = {}): { generated: Generated; collect?: PassReport } {
+    const generated = generate(this.scn, { at: this.at, scale: this.opts.scale, interval: this.opts.interval, through, session: this.opts.session });
+    writeSources(this.sourceRoot, generated.files);
+    // An sd build lands its Session Data itself; a claude-code build leaves that to the collector.
+    const collect = opts.collect ?? true;
+    return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined };
+  }
+
+  collectAgain(): PassReport {
+    return this.collector.pass();
+  }
+
+  parse(): ParseResult {
+    const g = generate(this.scn, { at: this.at, session: this.opts.session });
+    return parseSession({ root: this.dir, session: g.session, maxRoundBytes: this.opts.maxRoundBytes ?? 2 * 1024 * 1024 });
+  }
+}
