@@ -213,14 +213,20 @@ class Gen {
       const id = agentIdFor(this.session, c.agent.name);
       this.agents.set(c.agent.name, id);
       this.clock += 100 * (this.o.scale ?? 1);
-      const launchText = `Async agent launched successfully.\nagentId: ${id}`;
-      this.result(s, toolId!, { text: launchText, after: 0 }, n, cycle, c.agent.notify === false ? { status: 'completed', agentId: id, content: [{ type: 'text', text: '' }] } : { isAsync: true, status: 'async_launched', agentId: id, description: c.agent.name, prompt: c.agent.prompt }, lost);
+      const outputFile = `/tmp/claude-0/${this.project}/${this.session}/tasks/${id}.output`;
+      const lastText = [...c.agent.steps].reverse().find((x) => 'call' in x && x.call.text !== undefined) as { call: CallSpec } | undefined;
+      if (c.agent.notify === false) {
+        this.result(s, toolId!, { text: lastText?.call.text ?? '', after: 0, blocks: true }, n, cycle, { status: 'completed', agentId: id, content: [{ type: 'text', text: lastText?.call.text ?? '' }], totalDurationMs: 1000 }, lost);
+      } else {
+        const launchText = `Async agent launched successfully.\nagentId: ${id}`;
+        this.result(s, toolId!, { text: launchText, after: 0, blocks: true }, n, cycle, { isAsync: true, status: 'async_launched', agentId: id, description: c.agent.name, resolvedModel: MODEL, prompt: c.agent.prompt, outputFile, canReadOutputFile: true, canContinueAgent: true }, lost);
+      }
       const end = this.child(c.agent, id, toolId!, `subagents`, undefined, c.agent.lost === true);
       if (c.agent.notify) {
         this.clock = Math.max(this.clock, end) + this.d(undefined);
         cycle = `${n}-cycle-notification`;
-        const text = `<task-notification>\n<task-id>${id}</task-id>\n<tool-use-id>${toolId}</tool-use-id>\n<status>completed</status>\n<summary>Agent "${c.agent.name}" completed</summary>\n</task-notification>`;
-        s.write({ promptId: cycle, type: 'user', message: { role: 'user', content: text }, uuid: `${n}-notification`, origin: { kind: 'task-notification' } }, this.clock);
+        const text = `<task-notification>\n<task-id>${id}</task-id>\n<tool-use-id>${toolId}</tool-use-id>\n<output-file>${outputFile}</output-file>\n<status>completed</status>\n<summary>Agent "${c.agent.name}" finished</summary>\n</task-notification>`;
+        s.write({ promptId: cycle, type: 'user', message: { role: 'user', content: text }, uuid: `${n}-notification`, origin: { kind: 'task-notification', producer: 'session-task' } }, this.clock);
       } else this.clock = Math.max(this.clock, end);
     }
     if (c.skill) {
@@ -258,9 +264,10 @@ class Gen {
     return cycle;
   }
 
-  result(s: Stream, of: string, r: { text: string; after?: number; failed?: boolean; string?: boolean }, n: string, cycle: string, tur: Record<string, unknown> | undefined, lost: boolean): void {
+  result(s: Stream, of: string, r: { text: string; after?: number; failed?: boolean; string?: boolean; blocks?: boolean }, n: string, cycle: string, tur: Record<string, unknown> | undefined, lost: boolean): void {
     this.clock += this.d(r.after);
-    const block: Record<string, unknown> = { tool_use_id: of, type: 'tool_result', content: r.text };
+    // The runtime gives a launch's result as a list of text blocks; a tool's output as a string.
+    const block: Record<string, unknown> = { tool_use_id: of, type: 'tool_result', content: r.blocks ? [{ type: 'text', text: r.text }] : r.text };
     if (r.failed !== undefined) block.is_error = r.failed;
     s.write({
       promptId: cycle || undefined, type: 'user', uuid: `${n}-result`,
