@@ -1,4 +1,5 @@
 import { loadConfig, type AszConfig } from '../config/config.js';
+import { configProblems } from '../config/errors.js';
 import { ConfigError } from '../util/errors.js';
 
 /** Exit statuses a script can read. */
@@ -20,7 +21,7 @@ export function configFor(file: string | undefined, io: Io): AszConfig | undefin
     return loadConfig(file);
   } catch (err) {
     if (err instanceof ConfigError) {
-      io.err(`aszcol: configuration error: ${err.message}`);
+      for (const line of configProblems(err)) io.err(`aszcol: configuration error: ${line}`);
       return undefined;
     }
     throw err;

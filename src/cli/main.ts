@@ -4,6 +4,8 @@ import { runSources } from './sources.js';
 import { runCollect } from './collect.js';
 import { runVerify } from './verify.js';
 import { runShow } from './show.js';
+import { runServe } from './serve.js';
+import { runValidate } from './validate.js';
 import { EXIT, stdio, type Io } from './context.js';
 import { registerAssemblyCommands } from './assembly-commands.js';
 
@@ -16,7 +18,7 @@ function version(): string {
 export async function main(argv: string[], io: Io = stdio): Promise<number> {
   let code: number = EXIT.ok;
   const program = new Command('aszcol')
-    .description('Collects Claude Code transcripts into durable, verifiable Session Data.')
+    .description('A collector for Claude Code telemetry. With no command, runs the service on the pipeline YAML.')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .showHelpAfterError()
@@ -38,9 +40,12 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .requiredOption('--session <id>', 'the session the file was landed in')
     .option('--pretty', 'indent the JSON')
     .action((seq, row, o) => { code = runShow(seq, row, o, io); });
-  // With no command, aszcol runs as a service. Until the component host lands, the service is the
-  // watching local collector on the configured (or embedded default) pipeline.
-  withConfig(program).option('--json', 'one JSON line per pass').action(async (o) => { code = await runCollect({ ...o, once: false }, io); });
+  withConfig(program.command('validate').description('check the configuration without starting anything (exit 2 when it is not valid)'))
+    .option('--json', 'one JSON document describing what would run')
+    .action((o) => { code = runValidate(o, io); });
+  // With no command, aszcol runs as a service: the pipelines of the configuration (or the
+  // embedded default) until SIGTERM or SIGINT, then it drains and exits 0.
+  withConfig(program).action(async (o) => { code = await runServe(o, io); });
   registerAssemblyCommands(program, io, (c) => { code = c; });
   program.command('version').description('print the version').action(() => { io.out(`aszcol ${version()}`); });
 

@@ -1,119 +1,336 @@
-import { readFileSync, existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { Ajv, type ErrorObject } from 'ajv';
-import { configSchema } from './schema.js';
 import { expandEnv } from './env.js';
+import { ConfigErrors } from './errors.js';
+import { validateLocalReceiverConfig, type LocalReceiverConfig } from './local-receiver.js';
+import { describe, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from './reader.js';
 import { ConfigError } from '../util/errors.js';
-import { parseBytes, parseDuration } from '../util/units.js';
+import { PIPELINE_TYPES, SECTION, type ComponentFactory, type ComponentKind, type PipelineType } from '../service/component.js';
+import { LOG_LEVELS, type LogLevel } from '../service/log.js';
+import { REGISTRY, findType, type Registry } from '../service/registry.js';
 
-export interface LocalReceiverConfig {
-  sourceRoot: string;
-  /** Where the source root came from: `config`, `CLAUDE_CONFIG_DIR`, `XDG_CONFIG_HOME` or `home`. */
-  sourceRootFrom: string;
-  include: string[];
-  exclude: string[];
-  intervalMs: number;
-  maxDeltaBytes: number;
-  /** Worker threads for a pass; 0 means one per core (at most four). */
-  workers: number;
+export { resolveSourceRoot, type LocalReceiverConfig } from './local-receiver.js';
+
+/** One configured component instance: `receivers.claude_code_otlp`, `exporters.otlp/oap`. */
+export interface ComponentConfig {
+  /** `type` or `type/name`, as written. */
+  id: string;
+  type: string;
+  kind: ComponentKind;
+  /** Its path in the YAML: `exporters.otlp/oap`. */
+  path: string;
+  /** What the factory's `validate` returned. */
+  config: unknown;
+  factory: ComponentFactory<any>;
+}
+
+export interface PipelineConfig {
+  /** `sessions`, `metrics`, `metrics/oap` … */
+  id: string;
+  type: PipelineType;
+  receivers: string[];
+  processors: string[];
+  exporters: string[];
+}
+
+export interface ServiceConfig {
+  /** Extensions to start, in order. */
+  extensions: string[];
+  pipelines: PipelineConfig[];
+  /** True when the file had no `service.pipelines` and the one-pipeline default was implied. */
+  impliedPipelines: boolean;
+  telemetry: {
+    /** Where `/metrics` is served; undefined when `address: ""` turns it off. */
+    metrics: { address: Endpoint | undefined };
+    logs: { level: LogLevel };
+  };
+  shutdownTimeoutMs: number;
 }
 
 export interface AszConfig {
+  /** The file it came from, or `(embedded default)`. */
+  source: string;
   storageRoot: string;
+  /**
+   * The `claude_code_local` receiver's settings, for the one-shot commands (collect, sources …):
+   * the instance named `claude_code_local`, else the first `claude_code_local/…`, else defaults.
+   */
   local: LocalReceiverConfig;
-  /** The parsed document, for sections later components read. */
+  /** Every configured, valid component, in YAML order. */
+  components: ComponentConfig[];
+  /** Configured components no pipeline (or `service.extensions`) uses; they are not started. */
+  unused: string[];
+  service: ServiceConfig;
+  /** The parsed, env-expanded document. */
   raw: Record<string, unknown>;
 }
 
-/** The embedded default: what `aszcol` runs with no `--config`. */
-export const DEFAULT_CONFIG_YAML = `storage:
-  root: ./data
-receivers:
-  claude_code_local:
-    source_root: ""
-    include: []
-    exclude: ["/private/tmp/**"]
-    interval: 5s
-    max_delta_bytes: 2MiB
-`;
+export const EMBEDDED_DEFAULT = '(embedded default)';
+const TOP_KEYS = ['storage', 'receivers', 'processors', 'exporters', 'extensions', 'service'] as const;
+const KINDS: ComponentKind[] = ['receiver', 'processor', 'exporter', 'extension'];
+const ID = /^([a-z][a-z0-9_]*)(?:\/([A-Za-z0-9_.-]+))?$/;
 
-function pathOf(err: ErrorObject): string {
-  const parts = err.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (err.keyword === 'additionalProperties') parts.push(String((err.params as { additionalProperty: string }).additionalProperty));
-  return parts.join('.') || '(root)';
-}
-
-function messageOf(err: ErrorObject): string {
-  if (err.keyword === 'additionalProperties') return 'unknown key';
-  if (err.keyword === 'type') return `must be ${(err.params as { type: string | string[] }).type}`;
-  return err.message ?? 'is not valid';
-}
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validate = ajv.compile(configSchema);
-
-export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
-  if (configured) return { root: resolve(configured), from: 'config' };
-  if (env.CLAUDE_CONFIG_DIR) return { root: resolve(env.CLAUDE_CONFIG_DIR, 'projects'), from: 'CLAUDE_CONFIG_DIR' };
-  if (env.XDG_CONFIG_HOME) {
-    const xdg = resolve(env.XDG_CONFIG_HOME, 'claude', 'projects');
-    if (existsSync(xdg)) return { root: xdg, from: 'XDG_CONFIG_HOME' };
+/**
+ * What `aszcol` runs with no `--config`: the local receiver on the default source root, the
+ * OTLP receiver on 127.0.0.1:4317/4318, the assembler and the view, health on 127.0.0.1:13133,
+ * no export. Components not registered in this build are left out, so the default always runs.
+ */
+export function embeddedDefaultYaml(registry: Registry = REGISTRY): string {
+  const has = (kind: ComponentKind, type: string) => findType(registry, kind, type)?.factory !== undefined;
+  const receivers = ['claude_code_local', ...(has('receiver', 'claude_code_otlp') ? ['claude_code_otlp'] : [])];
+  const processors = has('processor', 'assembler') ? ['assembler'] : [];
+  const extensions = [...(has('extension', 'view') ? ['view'] : []), 'health_check'];
+  const lines = [
+    'storage:',
+    '  root: ./data',
+    'receivers:',
+    '  claude_code_local:',
+    '    source_root: ""              # $CLAUDE_CONFIG_DIR/projects, $XDG_CONFIG_HOME/claude/projects, ~/.claude/projects',
+    '    include: []',
+    '    exclude: ["/private/tmp/**"]',
+    '    interval: 5s',
+    '    max_delta_bytes: 2MiB',
+  ];
+  if (receivers.includes('claude_code_otlp')) {
+    lines.push('  claude_code_otlp:              # OTLP/gRPC on 127.0.0.1:4317, OTLP/HTTP on 127.0.0.1:4318');
   }
-  return { root: join(env.HOME || homedir(), '.claude', 'projects'), from: 'home' };
+  if (processors.length) lines.push('processors:', '  assembler:');
+  lines.push('extensions:');
+  if (extensions.includes('view')) lines.push('  view:                          # 127.0.0.1:8787');
+  lines.push(
+    '  health_check:',
+    '    endpoint: 127.0.0.1:13133',
+    'service:',
+    `  extensions: [${extensions.join(', ')}]`,
+    '  pipelines:',
+    '    sessions:',
+    `      receivers: [${receivers.join(', ')}]`,
+    `      processors: [${processors.join(', ')}]`,
+    '      exporters: []',
+    '  telemetry:',
+    '    metrics:',
+    '      address: 127.0.0.1:8888',
+    '    logs:',
+    '      level: info',
+    '  shutdown_timeout: 30s',
+  );
+  return lines.join('\n') + '\n';
 }
 
-/** Parses, expands `${env:…}`, validates and applies defaults. Every error names its exact path. */
-export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, file = '(embedded default)'): AszConfig {
-  const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length) throw new ConfigError(file, `YAML: ${doc.errors[0]!.message}`);
-  const parsed = (doc.toJS() ?? {}) as unknown;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('(root)', 'the configuration must be a mapping');
-  const raw = expandEnv(parsed, env) as Record<string, unknown>;
-  if (!validate(raw)) {
-    const errs = validate.errors ?? [];
-    const first = errs.find((e) => e.keyword === 'additionalProperties') ?? errs[0]!;
-    throw new ConfigError(pathOf(first), messageOf(first));
-  }
-  const storage = (raw.storage ?? {}) as { root?: string };
-  const receivers = (raw.receivers ?? {}) as Record<string, Record<string, unknown> | null>;
-  const local = (receivers.claude_code_local ?? {}) as Record<string, unknown>;
-  const at = (key: string, fn: (v: unknown) => number, v: unknown, def: number) => {
-    if (v === undefined) return def;
+/** Kept for callers that printed the embedded default. */
+export const DEFAULT_CONFIG_YAML = embeddedDefaultYaml();
+
+class Problems {
+  readonly list: ConfigError[] = [];
+  /** Runs `fn`, keeping its ConfigError and going on; returns undefined when it failed. */
+  try<T>(fn: () => T): T | undefined {
     try {
-      return fn(v);
+      return fn();
     } catch (err) {
-      throw new ConfigError(`receivers.claude_code_local.${key}`, (err as Error).message);
+      if (err instanceof ConfigErrors) this.list.push(...err.errors);
+      else if (err instanceof ConfigError) this.list.push(err);
+      else throw err;
+      return undefined;
     }
+  }
+  add(path: string, reason: string): void {
+    this.list.push(new ConfigError(path, reason));
+  }
+  /** A mapping of the service's own sections: every unknown key is reported, the known ones are still read. */
+  section(raw: unknown, path: string, allowed: readonly string[]): Record<string, unknown> {
+    const m = this.try(() => mapping(raw, path)) ?? {};
+    const known: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(m)) {
+      if (allowed.includes(k)) known[k] = v;
+      else this.add(join(path, k), `unknown key; allowed here: ${allowed.join(', ')}`);
+    }
+    return known;
+  }
+}
+
+function parseId(id: string, path: string): { type: string; name?: string } {
+  const m = ID.exec(id);
+  if (!m) throw new ConfigError(path, 'is not a component id; write type or type/name, such as otlp or otlp/oap (type: a-z, 0-9, _; name: letters, digits, _ . -)');
+  return { type: m[1]!, name: m[2] };
+}
+
+function readComponents(raw: Record<string, unknown>, kind: ComponentKind, env: NodeJS.ProcessEnv, registry: Registry, p: Problems) {
+  const section = SECTION[kind];
+  const valid: ComponentConfig[] = [];
+  /** Every id written under the section, valid or not, so a pipeline naming a bad one is not reported twice. */
+  const named = new Set<string>();
+  const m = p.try(() => mapping(raw[section], section)) ?? {};
+  const known = registry.filter((t) => t.kind === kind);
+  const avail = known.filter((t) => t.factory).map((t) => t.type);
+  for (const [id, value] of Object.entries(m)) {
+    const path = join(section, id);
+    named.add(id);
+    const parsed = p.try(() => parseId(id, path));
+    if (!parsed) continue;
+    const t = known.find((k) => k.type === parsed.type);
+    if (!t) {
+      p.add(path, `unknown ${kind} type "${parsed.type}"; ${kind} types: ${known.map((k) => k.type).join(', ')}`);
+      continue;
+    }
+    if (!t.factory) {
+      p.add(path, `the ${t.type} ${kind} is not available in this build; available ${section}: ${avail.join(', ') || '(none)'}`);
+      continue;
+    }
+    const factory = t.factory;
+    const config = p.try(() => factory.validate(value, path, { env }));
+    if (config === undefined) continue;
+    valid.push({ id, type: t.type, kind, path, config, factory });
+  }
+  return { valid, named };
+}
+
+function readPipelines(
+  svc: Record<string, unknown>,
+  comps: Record<ComponentKind, { valid: ComponentConfig[]; named: Set<string> }>,
+  registry: Registry,
+  p: Problems,
+): { pipelines: PipelineConfig[]; implied: boolean } {
+  if (svc.pipelines === undefined) {
+    const configured = (k: ComponentKind) => comps[k].valid.map((c) => c.id);
+    // A file that only configures receivers (what aszcol read before pipelines existed) runs them
+    // in one sessions pipeline. Once processors or exporters appear, where they go must be said.
+    for (const k of ['processor', 'exporter'] as const) {
+      if (configured(k).length) {
+        p.add('service.pipelines', `is required when ${SECTION[k]} are configured (${configured(k).join(', ')}); a component runs only in a pipeline`);
+        return { pipelines: [], implied: true };
+      }
+    }
+    const receivers = [...comps.receiver.named];
+    return { pipelines: [{ id: 'sessions', type: 'sessions', receivers: receivers.length ? receivers : ['claude_code_local'], processors: [], exporters: [] }], implied: true };
+  }
+  const pm = p.try(() => mapping(svc.pipelines, 'service.pipelines'));
+  if (!pm) return { pipelines: [], implied: false };
+  const out: PipelineConfig[] = [];
+  if (Object.keys(pm).length === 0) p.add('service.pipelines', `must name at least one pipeline (${PIPELINE_TYPES.join(', ')})`);
+  for (const [pid, value] of Object.entries(pm)) {
+    const path = join('service.pipelines', pid);
+    const m = /^([a-z]+)(?:\/([A-Za-z0-9_.-]+))?$/.exec(pid);
+    const type = m?.[1] as PipelineType | undefined;
+    if (!type || !PIPELINE_TYPES.includes(type)) {
+      p.add(path, `unknown pipeline type; a pipeline is named by its type, optionally with /name: ${PIPELINE_TYPES.join(', ')} (such as metrics/oap)`);
+      continue;
+    }
+    const body = p.section(value, path, ['receivers', 'processors', 'exporters']);
+    const lists = { receiver: [] as string[], processor: [] as string[], exporter: [] as string[] };
+    for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+      const lpath = join(path, SECTION[kind]);
+      const ids = p.try(() => strList(body[SECTION[kind]], lpath, [])) ?? [];
+      if (kind === 'receiver' && body.receivers !== undefined && ids.length === 0 && Array.isArray(body.receivers)) {
+        p.add(lpath, 'must list at least one receiver');
+      }
+      ids.forEach((id, i) => {
+        const ipath = join(lpath, i);
+        if (ids.indexOf(id) !== i) return p.add(ipath, `"${id}" is listed twice`);
+        if (!comps[kind].named.has(id)) {
+          const conf = [...comps[kind].named];
+          return p.add(ipath, `"${id}" is not configured under ${SECTION[kind]}; configured ${SECTION[kind]}: ${conf.join(', ') || '(none)'}`);
+        }
+        const c = comps[kind].valid.find((x) => x.id === id);
+        if (!c) return; // its own error was reported at its section
+        const allowed = findType(registry, kind, c.type)!.pipelines;
+        if (!allowed.includes(type)) return p.add(ipath, `the ${c.type} ${kind} cannot be in a ${type} pipeline; it belongs in: ${allowed.join(', ')}`);
+        lists[kind].push(id);
+      });
+    }
+    if (body.receivers === undefined) p.add(join(path, 'receivers'), 'is required: list at least one receiver');
+    out.push({ id: pid, type, receivers: lists.receiver, processors: lists.processor, exporters: lists.exporter });
+  }
+  // Derived token usage and the runtime's own metrics passed through count the same tokens.
+  const typeOf = (kind: ComponentKind, id: string) => comps[kind].valid.find((c) => c.id === id)?.type;
+  const derived = out.find((pl) => pl.type === 'metrics' && pl.processors.some((id) => typeOf('processor', id) === 'token_metrics'));
+  const passed = out.find((pl) => pl.type === 'metrics' && pl.exporters.length > 0 && pl.receivers.some((id) => typeOf('receiver', id) === 'claude_code_otlp')
+    && !pl.processors.some((id) => typeOf('processor', id) === 'token_metrics'));
+  if (derived && passed) {
+    p.add(join('service.pipelines', passed.id), `passes claude_code_otlp metrics through while pipeline ${derived.id} derives token usage with token_metrics; both would send claude_code.token.usage for the same tokens: keep one`);
+  }
+  return { pipelines: out, implied: false };
+}
+
+function readService(raw: Record<string, unknown>, comps: Record<ComponentKind, { valid: ComponentConfig[]; named: Set<string> }>, registry: Registry, p: Problems): ServiceConfig {
+  const svc = p.section(raw.service, 'service', ['extensions', 'pipelines', 'telemetry', 'shutdown_timeout']);
+  const extensions: string[] = [];
+  const exts = p.try(() => strList(svc.extensions, 'service.extensions', [])) ?? [];
+  exts.forEach((id, i) => {
+    const path = `service.extensions[${i}]`;
+    if (exts.indexOf(id) !== i) return p.add(path, `"${id}" is listed twice`);
+    if (!comps.extension.named.has(id)) return p.add(path, `"${id}" is not configured under extensions; configured extensions: ${[...comps.extension.named].join(', ') || '(none)'}`);
+    if (comps.extension.valid.some((c) => c.id === id)) extensions.push(id);
+  });
+  const { pipelines, implied } = readPipelines(svc, comps, registry, p);
+  const tel = p.section(svc.telemetry, 'service.telemetry', ['metrics', 'logs']);
+  const met = p.section(tel.metrics, 'service.telemetry.metrics', ['address']);
+  const logs = p.section(tel.logs, 'service.telemetry.logs', ['level']);
+  const addrText = p.try(() => str(met.address, 'service.telemetry.metrics.address', '127.0.0.1:8888'));
+  const address = addrText ? p.try(() => parseEndpoint(addrText, 'service.telemetry.metrics.address')) : undefined;
+  const level = (p.try(() => str(logs.level, 'service.telemetry.logs.level', 'info', { oneOf: LOG_LEVELS })) ?? 'info') as LogLevel;
+  const shutdownTimeoutMs = p.try(() => duration(svc.shutdown_timeout, 'service.shutdown_timeout', 30_000, { minMs: 100, maxMs: 3_600_000 })) ?? 30_000;
+  return { extensions, pipelines, impliedPipelines: implied, telemetry: { metrics: { address }, logs: { level } }, shutdownTimeoutMs };
+}
+
+/**
+ * Parses, expands `${env:…}`, validates every section (through each component type's factory)
+ * and applies defaults. Throws ConfigErrors listing every problem, each at its exact path.
+ */
+export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, file = EMBEDDED_DEFAULT, registry: Registry = REGISTRY): AszConfig {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length) {
+    const e = doc.errors[0]!;
+    const where = e.linePos ? `:${e.linePos[0].line}:${e.linePos[0].col}` : '';
+    throw new ConfigError(`${file}${where}`, `YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
+  }
+  const parsed = (doc.toJS() ?? {}) as unknown;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('(root)', `the configuration must be a mapping of ${TOP_KEYS.join(', ')}; got ${describe(parsed)}`);
+  }
+  const raw = expandEnv(parsed, env) as Record<string, unknown>;
+  const p = new Problems();
+  p.section(raw, '', TOP_KEYS);
+  const storage = p.section(raw.storage, 'storage', ['root']);
+  const root = p.try(() => str(storage.root, 'storage.root', './data', { nonEmpty: true })) ?? './data';
+
+  // `receivers:` absent reads as the local receiver with defaults, as before pipelines existed.
+  const rawForReceivers = raw.receivers === undefined ? { ...raw, receivers: { claude_code_local: null } } : raw;
+  const comps = {
+    receiver: readComponents(rawForReceivers, 'receiver', env, registry, p),
+    processor: readComponents(raw, 'processor', env, registry, p),
+    exporter: readComponents(raw, 'exporter', env, registry, p),
+    extension: readComponents(raw, 'extension', env, registry, p),
   };
-  const maxDeltaBytes = at('max_delta_bytes', parseBytes, local.max_delta_bytes, 2 * 1024 * 1024);
-  if (maxDeltaBytes < 1024) throw new ConfigError('receivers.claude_code_local.max_delta_bytes', 'must be at least 1KiB');
-  const intervalMs = at('interval', parseDuration, local.interval, 5000);
-  if (intervalMs < 100) throw new ConfigError('receivers.claude_code_local.interval', 'must be at least 100ms');
-  const src = resolveSourceRoot(typeof local.source_root === 'string' ? local.source_root : '', env);
+  const service = readService(raw, comps, registry, p);
+  if (p.list.length) throw p.list.length === 1 ? p.list[0]! : new ConfigErrors(p.list);
+
+  const used = new Set<string>();
+  for (const pl of service.pipelines) for (const k of ['receiver', 'processor', 'exporter'] as const) for (const id of pl[`${k}s`]) used.add(`${k}:${id}`);
+  for (const id of service.extensions) used.add(`extension:${id}`);
+  const components = KINDS.flatMap((k) => comps[k].valid);
+  const unused = components.filter((c) => !used.has(`${c.kind}:${c.id}`)).map((c) => c.path);
+
+  const locals = comps.receiver.valid.filter((c) => c.type === 'claude_code_local');
+  const local = (locals.find((c) => c.id === 'claude_code_local') ?? locals[0])?.config as LocalReceiverConfig | undefined;
   return {
-    storageRoot: resolve(storage.root ?? './data'),
-    local: {
-      sourceRoot: src.root,
-      sourceRootFrom: src.from,
-      include: (local.include as string[] | undefined) ?? [],
-      exclude: (local.exclude as string[] | undefined) ?? ['/private/tmp/**'],
-      intervalMs,
-      maxDeltaBytes,
-      workers: typeof local.workers === 'number' ? local.workers : 0,
-    },
+    source: file,
+    storageRoot: resolve(root),
+    local: local ?? validateLocalReceiverConfig(undefined, 'receivers.claude_code_local', env),
+    components,
+    unused,
+    service,
     raw,
   };
 }
 
-export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): AszConfig {
-  if (!file) return parseConfig(DEFAULT_CONFIG_YAML, env);
+export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env, registry: Registry = REGISTRY): AszConfig {
+  if (!file) return parseConfig(embeddedDefaultYaml(registry), env, EMBEDDED_DEFAULT, registry);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new ConfigError(file, `cannot read the configuration: ${(err as Error).message}`);
   }
-  return parseConfig(text, env, file);
+  return parseConfig(text, env, file, registry);
 }

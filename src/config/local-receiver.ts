@@ -1,0 +1,44 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join as joinPath, resolve } from 'node:path';
+import { ConfigError } from '../util/errors.js';
+import { bytes, duration, int, join, mapping, str, strList } from './reader.js';
+
+/** The `receivers.claude_code_local` section, typed. */
+export interface LocalReceiverConfig {
+  sourceRoot: string;
+  /** Where the source root came from: `config`, `CLAUDE_CONFIG_DIR`, `XDG_CONFIG_HOME` or `home`. */
+  sourceRootFrom: string;
+  include: string[];
+  exclude: string[];
+  intervalMs: number;
+  maxDeltaBytes: number;
+  /** Worker threads for a pass; 0 means one per core (at most four). */
+  workers: number;
+}
+
+export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers'] as const;
+
+export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
+  if (configured) return { root: resolve(configured), from: 'config' };
+  if (env.CLAUDE_CONFIG_DIR) return { root: resolve(env.CLAUDE_CONFIG_DIR, 'projects'), from: 'CLAUDE_CONFIG_DIR' };
+  if (env.XDG_CONFIG_HOME) {
+    const xdg = resolve(env.XDG_CONFIG_HOME, 'claude', 'projects');
+    if (existsSync(xdg)) return { root: xdg, from: 'XDG_CONFIG_HOME' };
+  }
+  return { root: joinPath(env.HOME || homedir(), '.claude', 'projects'), from: 'home' };
+}
+
+export function validateLocalReceiverConfig(raw: unknown, path: string, env: NodeJS.ProcessEnv): LocalReceiverConfig {
+  const m = mapping(raw, path, LOCAL_RECEIVER_KEYS);
+  const at = (k: string) => join(path, k);
+  const src = resolveSourceRoot(str(m.source_root, at('source_root'), ''), env);
+  const exclude = strList(m.exclude, at('exclude'), ['/private/tmp/**']);
+  const include = strList(m.include, at('include'), []);
+  const intervalMs = duration(m.interval, at('interval'), 5000);
+  if (intervalMs < 100) throw new ConfigError(at('interval'), 'must be at least 100ms');
+  const maxDeltaBytes = bytes(m.max_delta_bytes, at('max_delta_bytes'), 2 * 1024 * 1024);
+  if (maxDeltaBytes < 1024) throw new ConfigError(at('max_delta_bytes'), 'must be at least 1KiB');
+  const workers = int(m.workers, at('workers'), 0, { min: 0, max: 64 });
+  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers };
+}

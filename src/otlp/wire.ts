@@ -1,0 +1,251 @@
+/**
+ * A strict reader of the protobuf wire format, driven by the message types loaded from proto/.
+ *
+ * Why not only protobufjs's decoder: it materialises every object (a 4 MB metrics request
+ * becomes millions of small objects just to be counted and stored as bytes) and, as protobuf
+ * parsers should, it keeps going past bytes it does not recognise. A receiver that lands
+ * requests must refuse random bytes rather than land them, so this walker checks every tag,
+ * wire type, length and nested message against the schema, validates UTF-8 in string fields,
+ * counts the items a receiver reports (log records, metric points, spans) and, without building
+ * objects, finds the byte ranges of the messages a receiver lands one by one.
+ *
+ * Unknown fields with a well-formed wire type are allowed (a newer OTLP may add fields); groups
+ * (wire types 3 and 4) and the undefined wire types 6 and 7 are refused: OTLP has none.
+ */
+import { isUtf8 } from 'node:buffer';
+import protobuf from 'protobufjs';
+import type { Type } from './proto.js';
+
+export class WireError extends Error {
+  constructor(readonly path: string, reason: string) {
+    super(`${path || '(message)'}: ${reason}`);
+    this.name = 'WireError';
+  }
+}
+
+const WT_VARINT = 0;
+const WT_I64 = 1;
+const WT_LEN = 2;
+const WT_I32 = 5;
+
+type Kind = 'message' | 'string' | 'bytes' | 'varint' | 'i64' | 'i32';
+/** The kinds as small integers for the hot loop (a switch on integers, no string compares). */
+const K_MESSAGE = 0, K_STRING = 1, K_BYTES = 2, K_VARINT = 3, K_I64 = 4, K_I32 = 5;
+const KIND_CODE: Record<Kind, number> = { message: K_MESSAGE, string: K_STRING, bytes: K_BYTES, varint: K_VARINT, i64: K_I64, i32: K_I32 };
+
+interface FieldInfo {
+  name: string;
+  kind: Kind;
+  code: number;
+  repeated: boolean;
+  child?: Table;
+}
+
+interface Table {
+  type: Type;
+  /** A small number for this table, indexing the per-call count slots. */
+  idx: number;
+  /** Fields by number; OTLP's numbers are small, so an array indexed by number beats a Map. */
+  byId: (FieldInfo | undefined)[];
+}
+
+const SCALAR_KIND: Record<string, Kind> = {
+  double: 'i64', fixed64: 'i64', sfixed64: 'i64',
+  float: 'i32', fixed32: 'i32', sfixed32: 'i32',
+  int32: 'varint', int64: 'varint', uint32: 'varint', uint64: 'varint', sint32: 'varint', sint64: 'varint', bool: 'varint',
+  string: 'string', bytes: 'bytes',
+};
+
+const WIRE_OF: Record<Kind, number> = { message: WT_LEN, string: WT_LEN, bytes: WT_LEN, varint: WT_VARINT, i64: WT_I64, i32: WT_I32 };
+
+const tables = new WeakMap<Type, Table>();
+let nextTableIdx = 0;
+
+function tableOf(type: Type): Table {
+  const known = tables.get(type);
+  if (known) return known;
+  const t: Table = { type, idx: nextTableIdx++, byId: [] };
+  tables.set(type, t); // before recursing: AnyValue refers to itself through ArrayValue and KeyValueList
+  for (const f of type.fieldsArray) {
+    f.resolve();
+    let kind: Kind;
+    let child: Table | undefined;
+    if (f.resolvedType instanceof protobuf.Type) {
+      kind = 'message';
+      child = tableOf(f.resolvedType);
+    } else if (f.resolvedType instanceof protobuf.Enum) {
+      kind = 'varint';
+    } else {
+      const k = SCALAR_KIND[f.type];
+      if (!k) throw new Error(`wire: field ${type.fullName}.${f.name} has a type this reader does not know: ${f.type}`);
+      kind = k;
+    }
+    if (f.id > 4096) throw new Error(`wire: field number ${f.id} of ${type.fullName} is larger than this reader's table`);
+    t.byId[f.id] = { name: f.name, kind, code: KIND_CODE[kind], repeated: f.repeated, child };
+  }
+  return t;
+}
+
+/** The deepest nesting accepted; AnyValue can nest through arrays and maps, and an attacker could nest forever. */
+export const MAX_DEPTH = 64;
+
+/**
+ * The read position, shared by the functions below instead of returned in a tuple: a walk over a
+ * large request reads millions of varints and must not allocate for each.
+ */
+let at = 0;
+
+/** Reads a varint at `at` and advances it; the value is exact below 2^53, which covers every length and tag. */
+function varint(buf: Uint8Array, end: number, depth: number): number {
+  let value = 0;
+  let mul = 1;
+  for (let i = 0; i < 10; i++) {
+    if (at >= end) throw new WireError(pathAt(depth), 'truncated varint');
+    const b = buf[at++]!;
+    if (i === 9 && b > 1) throw new WireError(pathAt(depth), 'varint longer than 64 bits');
+    value += (b & 0x7f) * mul;
+    if (b < 0x80) return value;
+    mul *= 128;
+  }
+  throw new WireError(pathAt(depth), 'varint longer than 10 bytes');
+}
+
+/**
+ * Whether `buf[start, stop)` is valid UTF-8. Short strings (attribute keys, most values) are
+ * checked for plain ASCII in place, which needs no view object; anything else goes to the
+ * native validator.
+ */
+function utf8(buf: Uint8Array, start: number, stop: number): boolean {
+  if (stop - start <= 64) {
+    let i = start;
+    while (i < stop && buf[i]! < 0x80) i++;
+    if (i === stop) return true;
+  }
+  return isUtf8(buf.subarray(start, stop));
+}
+
+/** What a walk found: how many messages of each counted type, by the index given in `count`. */
+export interface WalkResult {
+  counts: number[];
+}
+
+/**
+ * Checks `buf[start, end)` as a message of `type`. `count` lists message types to count
+ * wherever they occur (for example every NumberDataPoint, HistogramDataPoint …).
+ */
+export function validateMessage(buf: Uint8Array, type: Type, count: Type[] = [], start = 0, end = buf.length): WalkResult {
+  const counts = new Array<number>(count.length).fill(0);
+  const table = tableOf(type);
+  for (const t of count) tableOf(t);
+  // Which count (if any) each table adds to, by table number: -1 for none.
+  const slots = new Int16Array(nextTableIdx + 1).fill(-1);
+  count.forEach((t, i) => (slots[tableOf(t).idx] = i));
+  walk(buf, start, end, table, 0, counts, slots);
+  return { counts };
+}
+
+/**
+ * The names of the fields the walk is inside, kept as a stack and joined only for an error
+ * message: building a path string for every nested message would allocate on the way.
+ */
+const stack: string[] = [];
+
+function pathAt(depth: number, f?: FieldInfo, id?: number): string {
+  const parts = stack.slice(0, depth);
+  if (id !== undefined) parts.push(f ? f.name : `#${id}`);
+  return parts.join('.');
+}
+
+function walk(buf: Uint8Array, pos: number, end: number, table: Table, depth: number, counts: number[], slots: Int16Array): void {
+  if (depth > MAX_DEPTH) throw new WireError(pathAt(depth), `nested deeper than ${MAX_DEPTH} messages`);
+  const slot = table.idx < slots.length ? slots[table.idx]! : -1;
+  if (slot >= 0) counts[slot]!++;
+  at = pos;
+  while (at < end) {
+    const tag = varint(buf, end, depth);
+    const id = Math.floor(tag / 8);
+    const wt = tag & 7;
+    if (id < 1 || id > 536_870_911) throw new WireError(pathAt(depth), `field number ${id} is not valid`);
+    const f = id < table.byId.length ? table.byId[id] : undefined;
+    switch (wt) {
+      case WT_VARINT:
+        if (f && f.code !== K_VARINT) throw new WireError(pathAt(depth, f, id), `wire type varint does not fit a ${f.kind} field`);
+        varint(buf, end, depth);
+        break;
+      case WT_I64:
+        if (f && f.code !== K_I64) throw new WireError(pathAt(depth, f, id), `wire type 64-bit does not fit a ${f.kind} field`);
+        if (at + 8 > end) throw new WireError(pathAt(depth, f, id), 'truncated 64-bit value');
+        at += 8;
+        break;
+      case WT_I32:
+        if (f && f.code !== K_I32) throw new WireError(pathAt(depth, f, id), `wire type 32-bit does not fit a ${f.kind} field`);
+        if (at + 4 > end) throw new WireError(pathAt(depth, f, id), 'truncated 32-bit value');
+        at += 4;
+        break;
+      case WT_LEN: {
+        const len = varint(buf, end, depth);
+        const start = at;
+        if (len > end - start) throw new WireError(pathAt(depth, f, id), `length ${len} runs past the end of the message (${end - start} bytes left)`);
+        const stop = start + len;
+        if (f) {
+          switch (f.code) {
+            case K_MESSAGE:
+              stack[depth] = f.name;
+              walk(buf, start, stop, f.child!, depth + 1, counts, slots);
+              break;
+            case K_STRING:
+              if (!utf8(buf, start, stop)) throw new WireError(pathAt(depth, f, id), 'string is not valid UTF-8');
+              break;
+            case K_BYTES:
+              break;
+            default:
+              // A packed repeated scalar: a run of varints or fixed-size values.
+              if (!f.repeated) throw new WireError(pathAt(depth, f, id), `a length-delimited value does not fit a single ${f.kind} field`);
+              if (f.code === K_VARINT) {
+                while (at < stop) varint(buf, stop, depth);
+              } else if (len % (f.code === K_I64 ? 8 : 4) !== 0) {
+                throw new WireError(pathAt(depth, f, id), `packed ${f.kind} values of ${len} bytes do not divide evenly`);
+              }
+          }
+        }
+        at = stop;
+        break;
+      }
+      default:
+        throw new WireError(pathAt(depth, f, id), wt === 3 || wt === 4 ? 'groups are not part of OTLP' : `wire type ${wt} does not exist`);
+    }
+  }
+  if (at !== end) throw new WireError(pathAt(depth), 'message overran its length');
+}
+
+/** One length-delimited field occurrence: its number and the byte range of its payload. */
+export interface FieldSlice {
+  id: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * The length-delimited fields of a message already validated by `validateMessage`, in wire order,
+ * with the byte range of each payload; other wire types are skipped. No objects are built.
+ */
+export function lengthDelimitedFields(buf: Uint8Array, start = 0, end = buf.length): FieldSlice[] {
+  const out: FieldSlice[] = [];
+  at = start;
+  while (at < end) {
+    const tag = varint(buf, end, 0);
+    const wt = tag & 7;
+    if (wt === WT_VARINT) varint(buf, end, 0);
+    else if (wt === WT_I64) at += 8;
+    else if (wt === WT_I32) at += 4;
+    else if (wt === WT_LEN) {
+      const len = varint(buf, end, 0);
+      out.push({ id: Math.floor(tag / 8), start: at, end: at + len });
+      at += len;
+    } else throw new WireError('', `wire type ${wt} does not exist`);
+  }
+  return out;
+}
+
+/** `wireOf` is exported for tests that build messages by hand. */
+export const wireOf = (kind: Kind) => WIRE_OF[kind];

@@ -1,0 +1,153 @@
+/**
+ * The `claude_code_otlp` receiver's configuration: its keys, defaults and validation. Every
+ * error is a ConfigError naming the exact path, such as
+ * `receivers.claude_code_otlp.protocols.grpc.endpoint: …`, and what is allowed there.
+ *
+ * ```yaml
+ * receivers:
+ *   claude_code_otlp:
+ *     protocols:
+ *       grpc: { endpoint: 127.0.0.1:4317 }
+ *       http: { endpoint: 127.0.0.1:4318 }
+ *     # or, instead of protocols, one port serving gRPC and HTTP/1.1 (asz's `listen`):
+ *     # endpoint: 127.0.0.1:4317
+ *     max_request_bytes: 16MiB     # largest body accepted, on the wire and after decompression
+ *     max_spool_bytes: 1GiB        # the _metrics/ spool size past which metrics are refused (0: no limit)
+ *     lock_wait: 5s                # how long a request waits for a session lock held by another collector
+ * ```
+ */
+import { ConfigError } from '../../util/errors.js';
+import { parseBytes, parseDuration } from '../../util/units.js';
+
+export interface Endpoint {
+  /** The host to bind; '' binds every interface. */
+  host: string;
+  port: number;
+}
+
+export interface OtlpReceiverConfig {
+  /** gRPC on its own port; undefined when gRPC is not configured or `endpoint` serves both. */
+  grpc?: Endpoint;
+  /** OTLP/HTTP on its own port; undefined when HTTP is not configured or `endpoint` serves both. */
+  http?: Endpoint;
+  /** One port serving gRPC (HTTP/2) and OTLP/HTTP (HTTP/1.1), told apart by the first bytes. */
+  endpoint?: Endpoint;
+  maxRequestBytes: number;
+  /** 0: no limit. */
+  maxSpoolBytes: number;
+  lockWaitMs: number;
+}
+
+export const DEFAULT_GRPC_ENDPOINT = '127.0.0.1:4317';
+export const DEFAULT_HTTP_ENDPOINT = '127.0.0.1:4318';
+/**
+ * 16 MiB: four times gRPC's customary 4 MiB so a 4 MB request still fits with room to spare;
+ * Claude Code's own requests are a few kilobytes. A body is held whole while it is checked.
+ */
+export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+/** 1 GiB: months of one busy user's metrics (a request is a few KB a second while a session runs). */
+export const DEFAULT_MAX_SPOOL_BYTES = 1024 * 1024 * 1024;
+export const DEFAULT_LOCK_WAIT_MS = 5000;
+/** The largest body the gRPC transport can hand over (its limit is a 32-bit signed length). */
+const MAX_REQUEST_LIMIT = 1024 * 1024 * 1024;
+
+export function defaultOtlpReceiverConfig(): OtlpReceiverConfig {
+  return {
+    grpc: parseEndpoint(DEFAULT_GRPC_ENDPOINT, 'default'),
+    http: parseEndpoint(DEFAULT_HTTP_ENDPOINT, 'default'),
+    maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+    maxSpoolBytes: DEFAULT_MAX_SPOOL_BYTES,
+    lockWaitMs: DEFAULT_LOCK_WAIT_MS,
+  };
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function refuseUnknown(obj: Record<string, unknown>, allowed: string[], path: string): void {
+  for (const key of Object.keys(obj)) {
+    if (!allowed.includes(key)) throw new ConfigError(`${path}.${key}`, `unknown key; allowed here: ${allowed.join(', ')}`);
+  }
+}
+
+/** `host:port`, `[v6]:port` or `:port` (every interface); the port 0–65535 (0 picks a free one). */
+export function parseEndpoint(value: unknown, path: string): Endpoint {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigError(path, `must be an address such as "127.0.0.1:4317", got ${JSON.stringify(value)}`);
+  }
+  const v = value.trim();
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
+    throw new ConfigError(path, `must be host:port without a scheme, such as "127.0.0.1:4317", got ${JSON.stringify(value)}`);
+  }
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]/]*)):(\d{1,5})$/.exec(v);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) {
+    throw new ConfigError(path, `must be host:port with a port from 0 to 65535, such as "127.0.0.1:4317", got ${JSON.stringify(value)}`);
+  }
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+export function formatEndpoint(e: Endpoint): string {
+  return e.host.includes(':') ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
+}
+
+function protocolEndpoint(raw: unknown, path: string, fallback: string): Endpoint {
+  if (raw === null || raw === undefined) return parseEndpoint(fallback, path);
+  if (!isObj(raw)) throw new ConfigError(path, `must be a mapping such as { endpoint: ${fallback} }, got ${JSON.stringify(raw)}`);
+  refuseUnknown(raw, ['endpoint'], path);
+  return raw.endpoint === undefined ? parseEndpoint(fallback, `${path}.endpoint`) : parseEndpoint(raw.endpoint, `${path}.endpoint`);
+}
+
+/**
+ * Checks the receiver's section (the value under `receivers.claude_code_otlp`, or null for all
+ * defaults) and returns it with defaults applied. `path` is where the section sits, for errors.
+ */
+export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claude_code_otlp'): OtlpReceiverConfig {
+  if (raw === null || raw === undefined) return defaultOtlpReceiverConfig();
+  if (!isObj(raw)) throw new ConfigError(path, `must be a mapping, got ${JSON.stringify(raw)}`);
+  refuseUnknown(raw, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'lock_wait'], path);
+  const cfg = defaultOtlpReceiverConfig();
+
+  if (raw.endpoint !== undefined && raw.endpoint !== null) {
+    if (raw.protocols !== undefined && raw.protocols !== null) {
+      throw new ConfigError(`${path}.endpoint`, 'serves gRPC and HTTP on one port, so it cannot be combined with protocols; set one or the other');
+    }
+    cfg.endpoint = parseEndpoint(raw.endpoint, `${path}.endpoint`);
+    cfg.grpc = undefined;
+    cfg.http = undefined;
+  } else if (raw.protocols !== undefined && raw.protocols !== null) {
+    const p = raw.protocols;
+    const pp = `${path}.protocols`;
+    if (!isObj(p)) throw new ConfigError(pp, `must be a mapping with grpc and/or http, got ${JSON.stringify(p)}`);
+    refuseUnknown(p, ['grpc', 'http'], pp);
+    if (!('grpc' in p) && !('http' in p)) throw new ConfigError(pp, 'must name at least one of grpc and http');
+    cfg.grpc = 'grpc' in p ? protocolEndpoint(p.grpc, `${pp}.grpc`, DEFAULT_GRPC_ENDPOINT) : undefined;
+    cfg.http = 'http' in p ? protocolEndpoint(p.http, `${pp}.http`, DEFAULT_HTTP_ENDPOINT) : undefined;
+    if (cfg.grpc && cfg.http && cfg.grpc.port !== 0 && cfg.grpc.port === cfg.http.port && cfg.grpc.host === cfg.http.host) {
+      throw new ConfigError(`${pp}.http.endpoint`, `is the same address as grpc (${formatEndpoint(cfg.grpc)}); to serve both on one port, set ${path}.endpoint instead of protocols`);
+    }
+  }
+
+  const bytes = (key: string, min: number, max: number, allowZero: boolean): number | undefined => {
+    if (raw[key] === undefined || raw[key] === null) return undefined;
+    let n: number;
+    try {
+      n = parseBytes(raw[key]);
+    } catch (err) {
+      throw new ConfigError(`${path}.${key}`, (err as Error).message);
+    }
+    if (allowZero && n === 0) return 0;
+    if (n < min || n > max) throw new ConfigError(`${path}.${key}`, `must be from ${min} to ${max} bytes${allowZero ? ', or 0 for no limit' : ''}, got ${n}`);
+    return n;
+  };
+  cfg.maxRequestBytes = bytes('max_request_bytes', 1024, MAX_REQUEST_LIMIT, false) ?? cfg.maxRequestBytes;
+  cfg.maxSpoolBytes = bytes('max_spool_bytes', 1024, Number.MAX_SAFE_INTEGER, true) ?? cfg.maxSpoolBytes;
+  if (raw.lock_wait !== undefined && raw.lock_wait !== null) {
+    try {
+      cfg.lockWaitMs = parseDuration(raw.lock_wait);
+    } catch (err) {
+      throw new ConfigError(`${path}.lock_wait`, (err as Error).message);
+    }
+    if (cfg.lockWaitMs > 60_000) throw new ConfigError(`${path}.lock_wait`, 'must be at most 1m: a client waits that long for its answer');
+  }
+  return cfg;
+}

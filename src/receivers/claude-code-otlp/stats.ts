@@ -1,0 +1,54 @@
+/**
+ * The receiver's counters, in the words the OpenTelemetry Collector uses for its own receivers,
+ * so the service can export them as `aszcol_receiver_accepted_log_records` and so on.
+ */
+import type { RefusalReason } from '../../otlp/codec.js';
+import type { Signal } from '../../otlp/proto.js';
+
+export type Transport = 'grpc' | 'http';
+export type ItemName = 'log_records' | 'metric_points' | 'spans';
+
+export const ITEM_OF: Record<Signal, ItemName> = { logs: 'log_records', metrics: 'metric_points', traces: 'spans' };
+
+/** Why single items were refused inside a request that was otherwise accepted (OTLP partial success). */
+export type ItemRefusalReason = 'no_session_id' | 'bad_session_id';
+
+export interface OtlpReceiverStats {
+  /** Items landed (or, for an exact retry, already landed), by signal. */
+  accepted: Record<ItemName, number>;
+  /** Items refused, by signal: in a refused request that could be read, or singly (partial success). */
+  refused: Record<ItemName, number>;
+  /** Whole requests refused, by reason; an unreadable request has no item count, so it counts here. */
+  refused_requests: Partial<Record<RefusalReason, number>>;
+  /** Items refused singly inside accepted requests, by reason. */
+  refused_items: Partial<Record<ItemRefusalReason, number>>;
+  /** Requests received, by transport; `duplicates` were exact retries answered without landing. */
+  requests: Record<Transport, number> & { duplicates: number };
+  landed: { files: number; records: number; spool_files: number };
+  /** The `_metrics/` spool's size as last counted. */
+  spool_bytes: number;
+}
+
+export function emptyStats(): OtlpReceiverStats {
+  return {
+    accepted: { log_records: 0, metric_points: 0, spans: 0 },
+    refused: { log_records: 0, metric_points: 0, spans: 0 },
+    refused_requests: {},
+    refused_items: {},
+    requests: { grpc: 0, http: 0, duplicates: 0 },
+    landed: { files: 0, records: 0, spool_files: 0 },
+    spool_bytes: 0,
+  };
+}
+
+export function cloneStats(s: OtlpReceiverStats): OtlpReceiverStats {
+  return {
+    accepted: { ...s.accepted },
+    refused: { ...s.refused },
+    refused_requests: { ...s.refused_requests },
+    refused_items: { ...s.refused_items },
+    requests: { ...s.requests },
+    landed: { ...s.landed },
+    spool_bytes: s.spool_bytes,
+  };
+}

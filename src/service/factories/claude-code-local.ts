@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs';
+import { validateLocalReceiverConfig, type LocalReceiverConfig } from '../../config/local-receiver.js';
+import { LocalCollector } from '../../receivers/claude-code-local/pass.js';
+import { defaultWorkers } from '../../receivers/claude-code-local/session-pool.js';
+import type { Component, ComponentFactory, ComponentSettings, PassContext, StageResult } from '../component.js';
+
+/** The local receiver inside the service: one collection pass per service pass, in the land stage. */
+class LocalReceiverComponent implements Component {
+  private readonly collector: LocalCollector;
+
+  constructor(private readonly cfg: LocalReceiverConfig, private readonly s: ComponentSettings) {
+    this.collector = new LocalCollector({
+      root: s.storageRoot,
+      sourceRoot: cfg.sourceRoot,
+      filter: { include: cfg.include, exclude: cfg.exclude },
+      maxDeltaBytes: cfg.maxDeltaBytes,
+      workers: cfg.workers || defaultWorkers(),
+    });
+  }
+
+  async start(): Promise<void> {
+    // The root must be writable before the first pass; failing here names the problem at start.
+    mkdirSync(this.s.storageRoot, { recursive: true });
+    this.s.log.info('watching source root', { source_root: this.cfg.sourceRoot, from: this.cfg.sourceRootFrom, interval_ms: this.cfg.intervalMs });
+  }
+
+  async land(ctx: PassContext): Promise<StageResult> {
+    const r = await this.collector.passAsync();
+    this.s.telemetry.landed(r.landedRecords);
+    this.s.telemetry.sourcesInConflict(r.conflicts);
+    for (const c of r.newConflicts) ctx.log.warn('source in conflict; it stays stopped until a person clears its cursor', { source: c.source, reason: c.reason });
+    for (const e of r.errors) ctx.log.error('collection error', { where: e.where, error: e.message });
+    return {
+      changed: r.landedFiles > 0 || r.newConflicts.length > 0 || r.errors.length > 0,
+      problems: r.errors.map((e) => `${this.s.id}: ${e.where}: ${e.message}`),
+      counts: {
+        sessions: r.sessions, sources: r.sources, landed_files: r.landedFiles, landed_records: r.landedRecords, landed_bytes: r.landedBytes,
+        busy: r.busy, pending: r.pending, conflicts: r.conflicts, source_gone: r.sourceGone, filtered: r.filteredOut,
+      },
+    };
+  }
+
+  async shutdown(): Promise<void> {
+    await this.collector.close();
+  }
+}
+
+export const claudeCodeLocalFactory: ComponentFactory<LocalReceiverConfig> = {
+  kind: 'receiver',
+  type: 'claude_code_local',
+  defaultConfig: () => validateLocalReceiverConfig(undefined, 'receivers.claude_code_local', process.env),
+  validate: (raw, path, ctx) => validateLocalReceiverConfig(raw, path, ctx.env),
+  create: (cfg, settings) => new LocalReceiverComponent(cfg, settings),
+  passInterval: (cfg) => cfg.intervalMs,
+};

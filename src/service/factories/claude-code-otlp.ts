@@ -1,0 +1,77 @@
+import { validateOtlpReceiverConfig, defaultOtlpReceiverConfig, type OtlpReceiverConfig } from '../../receivers/claude-code-otlp/config.js';
+import type { OtlpReceiver, OtlpReceiverStats } from '../../receivers/claude-code-otlp/index.js';
+import type { Component, ComponentFactory, ComponentSettings, StageResult, TelemetrySignal } from '../component.js';
+
+const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
+
+/**
+ * The OTLP receiver inside the service. It lands on each request, not in a pass; the pass's
+ * land stage only carries its counters into the service's metrics (as deltas of its totals).
+ */
+class OtlpReceiverComponent implements Component {
+  private receiver: OtlpReceiver | undefined;
+  private last: OtlpReceiverStats | undefined;
+
+  constructor(private readonly cfg: OtlpReceiverConfig, private readonly s: ComponentSettings) {}
+
+  async start(): Promise<void> {
+    const { OtlpReceiver } = await import('../../receivers/claude-code-otlp/receiver.js');
+    const log = this.s.log;
+    this.receiver = new OtlpReceiver(this.cfg, { storageRoot: this.s.storageRoot, log: (level, msg, fields) => log[level](msg, fields) });
+    await this.receiver.start();
+    this.sync();
+  }
+
+  addresses(): Record<string, string> {
+    const a = this.receiver?.addresses() ?? {};
+    return Object.fromEntries(Object.entries(a).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  }
+
+  async land(): Promise<StageResult> {
+    const d = this.sync();
+    return { counts: d, changed: Object.values(d).some((n) => n > 0) };
+  }
+
+  async shutdown(): Promise<void> {
+    // Its drain (requests in flight finish landing) must end well inside the service's.
+    await this.receiver?.shutdown(Math.max(100, Math.floor(this.s.shutdownTimeoutMs * 0.6)));
+    this.sync();
+  }
+
+  /** Adds what changed since the last call to the service's counters; returns the deltas. */
+  private sync(): Record<string, number> {
+    if (!this.receiver) return {};
+    const now = this.receiver.stats();
+    const prev = this.last;
+    this.last = now;
+    const t = this.s.telemetry;
+    const delta = (a: number, b: number | undefined) => Math.max(0, a - (b ?? 0));
+    const out: Record<string, number> = {};
+    for (const sig of SIGNALS) {
+      const acc = delta(now.accepted[sig], prev?.accepted[sig]);
+      const ref = delta(now.refused[sig], prev?.refused[sig]);
+      t.accepted(sig, acc);
+      if (ref || !prev) t.refused(sig, ref);
+      out[`accepted_${sig}`] = acc;
+      if (ref) out[`refused_${sig}`] = ref;
+    }
+    for (const [reason, n] of Object.entries(now.refused_requests)) {
+      const d = delta(n ?? 0, prev?.refused_requests[reason as keyof OtlpReceiverStats['refused_requests']]);
+      if (d) t.refusedRequests(d, reason);
+    }
+    for (const tr of ['grpc', 'http'] as const) t.requests(delta(now.requests[tr], prev?.requests[tr]), tr);
+    const landed = delta(now.landed.records, prev?.landed.records);
+    t.landed(landed);
+    t.spoolBytes(now.spool_bytes);
+    out.landed_records = landed;
+    return out;
+  }
+}
+
+export const claudeCodeOtlpFactory: ComponentFactory<OtlpReceiverConfig> = {
+  kind: 'receiver',
+  type: 'claude_code_otlp',
+  defaultConfig: defaultOtlpReceiverConfig,
+  validate: (raw, path) => validateOtlpReceiverConfig(raw, path),
+  create: (cfg, settings) => new OtlpReceiverComponent(cfg, settings),
+};

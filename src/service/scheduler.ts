@@ -1,0 +1,100 @@
+import { PASS_STAGES, type Component, type ComponentKind, type PassStatus, type StageResult } from './component.js';
+import type { Logger } from './log.js';
+import { rfc3339, nowNs } from '../util/time.js';
+
+export interface Scheduled {
+  id: string;
+  kind: ComponentKind;
+  component: Component;
+  log: Logger;
+}
+
+export interface SchedulerOptions {
+  intervalMs: number;
+  log: Logger;
+  /** Called once per finished pass (health, metrics). */
+  onPass: (status: PassStatus) => void;
+}
+
+/**
+ * One pass per interval: every component's `land`, then every `parse`, `derive`, `send`, in
+ * data-flow order (receivers, processors, exporters, extensions). The next pass starts an
+ * interval after the previous one ended, so passes never overlap. A stage that throws or
+ * reports problems fails the pass but not the stages after it: what landed is on disk either way.
+ */
+export class PassScheduler {
+  private stopping = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private passNo = 0;
+  private abort = new AbortController();
+
+  constructor(private readonly parts: Scheduled[], private readonly opts: SchedulerOptions) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  get passes(): number {
+    return this.passNo;
+  }
+
+  /** Lets the pass in flight finish, then resolves; no new pass starts. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** The shutdown deadline is near: tell the stage in flight to stop at its next safe point. */
+  abortInFlight(): void {
+    this.abort.abort(new Error('shutdown timeout'));
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      await this.runPass();
+      if (this.stopping) break;
+      await new Promise<void>((res) => {
+        this.wake = res;
+        setTimeout(res, this.opts.intervalMs).unref();
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** Runs one pass now (the loop's body; tests call it directly). */
+  async runPass(): Promise<PassStatus> {
+    const pass = ++this.passNo;
+    const started = process.hrtime.bigint();
+    const problems: string[] = [];
+    const counts: Record<string, Record<string, number>> = {};
+    let changed = false;
+    for (const stage of PASS_STAGES) {
+      for (const part of this.parts) {
+        const hook = part.component[stage];
+        if (!hook) continue;
+        const log = part.log.child({ pass, stage });
+        let result: StageResult | void;
+        try {
+          result = await hook.call(part.component, { pass, stage, signal: this.abort.signal, log });
+        } catch (err) {
+          problems.push(`${part.kind}s/${part.id} ${stage}: ${(err as Error).message}`);
+          log.error('stage failed', { error: err });
+          continue;
+        }
+        if (result?.problems?.length) problems.push(...result.problems);
+        if (result?.counts) counts[`${part.kind}s/${part.id}`] = result.counts;
+        if (result?.changed) changed = true;
+      }
+    }
+    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+    const status: PassStatus = { pass, ok: problems.length === 0, at: rfc3339(nowNs()), durationMs: Math.round(durationMs * 1000) / 1000, problems };
+    const fields = { pass, ok: status.ok, duration_ms: status.durationMs, counts, ...(problems.length ? { problems } : {}) };
+    if (!status.ok) this.opts.log.warn('pass finished with problems', fields);
+    else if (changed || pass === 1) this.opts.log.info('pass finished', fields);
+    else this.opts.log.debug('pass finished', fields);
+    this.opts.onPass(status);
+    return status;
+  }
+}
