@@ -14,19 +14,19 @@ function fsyncDir(dir: string): void {
   } catch { /* best effort */ }
 }
 
-function writeTemp(final: string, bytes: Buffer | string, mode: number): string {
+/** Writes all of `bytes` to a new temporary file beside `final` (fsynced unless told not to); returns its path. */
+function writeTemp(final: string, bytes: Buffer | string, mode: number, sync = true): string {
   mkdirSync(dirname(final), { recursive: true });
   const tmp = tempPath(final);
-  const fd = openSync(tmp, 'wx', 0o600);
+  const fd = openSync(tmp, 'wx', mode);
   try {
     const buf = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
     let done = 0;
     while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  chmodSync(tmp, mode);
   return tmp;
 }
 
@@ -37,7 +37,8 @@ function writeTemp(final: string, bytes: Buffer | string, mode: number): string 
  * under its final name is complete and read-only from the moment it appears.
  */
 export function writeOnce(final: string, bytes: Buffer | string): void {
-  const tmp = writeTemp(final, bytes, 0o444);
+  const tmp = writeTemp(final, bytes, 0o600);
+  chmodSync(tmp, 0o444);
   try {
     linkSync(tmp, final);
   } finally {
@@ -109,16 +110,5 @@ export class WriteOnceFile {
 
 /** Replaces a small state file (cursor, session.state) atomically: readers see the old or the new whole file. */
 export function replaceAtomically(final: string, content: string | Buffer, opts: { sync?: boolean } = {}): void {
-  mkdirSync(dirname(final), { recursive: true });
-  const tmp = tempPath(final);
-  const fd = openSync(tmp, 'wx', 0o644);
-  try {
-    const buf = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-    let done = 0;
-    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
-    if (opts.sync !== false) fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, final);
+  renameSync(writeTemp(final, content, 0o644, opts.sync !== false), final);
 }
