@@ -17,6 +17,7 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     .option('--json', 'the folded entities as JSON')
     .action((id, o) => { setCode(runConversation(id, o, io)); });
   registerScenarioCommands(program, io, setCode);
+  withConfig(program.command('view').description('serve the conversations as a page and a JSON API (read only)')).option('--listen <addr>', 'host:port (default: extensions.view.endpoint, 127.0.0.1:8787)').action(async (o) => { setCode(await (await import('./view.js')).runView(o, io)); });
   program.command('glossary').description('what Claude Code calls each name the model uses')
     .option('--json', 'as JSON')
     .action((o) => { setCode(runGlossary(o, io)); });

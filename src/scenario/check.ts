@@ -19,6 +19,9 @@ import { loadExpectation, loadScenario } from './files.js';
 import { generate } from './generate.js';
 import type { Scenario } from './model.js';
 import { ScenarioRoot, type Format } from './run.js';
+import { buildView } from '../formats/view/build.js';
+import { loadViewInput } from '../formats/view/load.js';
+import { checkPushKinds, pushKinds } from '../exporters/otlp/scenario-check.js';
 
 export interface Failure {
   where: string;
@@ -40,7 +43,7 @@ export interface CheckResult {
 export const CHECK_AT = Date.parse('2026-01-01T00:00:00Z');
 
 const CHECKPOINT_KEYS = new Set(['rounds', 'delta', 'written', 'kinds', 'nodes', 'talks_on', 'runs_in', 'relations', 'unresolved', 'unresolved_kinds', 'session', 'verify', 'lose', 'view']);
-const NOT_YET = new Set(['view']);
+const NOT_YET = new Set<string>();
 const TOP_KEYS = new Set(['checkpoints', 'properties', 'push', 'collect', 'parse']);
 const PROPERTIES = new Set(['reproducible', 'fold_equals_parse', 'immutable_rounds', 'header_matches_fold', 'records_well_formed', 'recollect_idempotent', 'every_line_a_record', 'cross_format',
   'bundle', 'repack_keeps_structure', 'parts_keep_source_bytes', 'discovery_ignores_noise', 'pruned_sources_gone', 'records_match', 'push_follows_the_wire', 'removed_after_sent', 'view_covers_the_session', 'changes_leave_the_fold', 'provider_bodies_leave_the_fold', 'provider_bodies_rebuild']);
@@ -97,7 +100,13 @@ export class ScenarioChecker {
       for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)])) if (sa[id] !== sb[id]) failures.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
       results.push({ scenario: scn.name, format: 'all', status: failures.length ? 'failed' : 'passed', failures: failures.slice(0, 20), unchecked: [] });
     }
-    if (expect.push !== undefined) for (const r of results) if (r.format !== 'all') { r.unchecked.push('push'); if (r.status === 'passed') r.status = 'incomplete'; }
+    if (expect.push !== undefined) {
+      const kinds = pushKinds(this.file.replace(/\.yaml$/, '.expect.yaml'), expect.push);
+      for (const r of results) if (r.format !== 'all' && r.dir) {
+        for (const f of checkPushKinds(r.dir, kinds)) r.failures.push({ ...f, where: `${r.format}: ${f.where}` });
+        if (r.failures.length) r.status = 'failed';
+      }
+    }
     if (!this.opts.out) for (const r of results) if (r.dir) rmSync(join(r.dir, '..'), { recursive: true, force: true });
     return results;
   }
@@ -201,6 +210,21 @@ export class ScenarioChecker {
             const problems = verifyRoot(dir).problems.length + verifyChains(dir).problems.length;
             const w = want as { problems?: number };
             if (w.problems !== undefined && problems !== w.problems) fail(`${where}.problems`, w.problems, problems);
+            break;
+          }
+          case 'view': {
+            // The asz.view document the page serves, built over this root as it stands.
+            const doc = buildView(loadViewInput(dir, session));
+            const w = want as Record<string, unknown>;
+            const first = doc.talks[0];
+            const got: Record<string, unknown> = {
+              state: doc.summary.state, problems: doc.summary.problems.length, talks: doc.summary.talks, rounds: doc.summary.rounds,
+              files: doc.files.length, first_talk: first ? { label: first.label, reply: first.reply, runs: first.children?.filter((c) => c.kind === 'run').length } : undefined,
+            };
+            for (const [k, v] of Object.entries(w)) {
+              if (!(k in got)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: checkpoints.${cp}.view: unknown key "${k}"`);
+              if (!partialEqual(v, got[k])) fail(`${where}.${k}`, v, got[k]);
+            }
             break;
           }
           case 'lose':

@@ -19,9 +19,10 @@ function runAll(dir: string) {
     });
   }
   test('lists what could not be checked yet', () => {
-    // Keys for capabilities that have not landed (the view, the exporters) are named, never passed silently.
+    // Keys for capabilities that have not landed (the exporters) are named, never passed silently;
+    // the view has landed, so only `push` may remain.
     if (incomplete.length) process.stdout.write(`incomplete scenarios:\n  ${incomplete.join('\n  ')}\n`);
-    expect(incomplete.every((l) => /not checked yet: ((\w+\.)?(view|push)(, )?)+$/.test(l))).toBe(true);
+    expect(incomplete.filter((l) => !/not checked yet: push$/.test(l))).toEqual([]);
   });
 }
 

@@ -1,10 +1,19 @@
-import type { ComponentFactory } from '../component.js';
+import { defaultViewConfig, validateViewConfig, type ViewConfig } from '../../extensions/view/config.js';
+import type { Component, ComponentFactory, ComponentSettings } from '../component.js';
 
 /**
- * Registration point for the `view` extension (its code belongs in src/extensions/view/).
- * Until this exports a factory, a configuration naming `view` is refused at validation as
- * not available in this build, and the embedded default leaves it out.
- *
- * To register: `export const viewFactory: ComponentFactory<YourConfig> = { kind: 'extension', type: 'view', … }`.
+ * The view inside the service. Express and the page load only when the extension is created,
+ * so validating a configuration never pulls them in.
  */
-export const viewFactory: ComponentFactory<any> | undefined = undefined;
+export const viewFactory: ComponentFactory<ViewConfig> = {
+  kind: 'extension',
+  type: 'view',
+  defaultConfig: () => defaultViewConfig(),
+  validate: (raw, path) => validateViewConfig(raw, path),
+  create: async (cfg: ViewConfig, s: ComponentSettings): Promise<Component> => {
+    const { ViewExtension } = await import('../../extensions/view/extension.js');
+    const log = s.log as unknown as Record<string, (msg: string, fields?: object) => void>;
+    const ext = new ViewExtension(cfg, { storageRoot: s.storageRoot, log: (level, msg, fields) => log[level]?.call(s.log, msg, fields) });
+    return { start: () => ext.start(), shutdown: () => ext.shutdown(), addresses: () => ({ view: ext.address() }) };
+  },
+};

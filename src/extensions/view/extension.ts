@@ -1,0 +1,118 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { FIELDS, GLOSSARY_DIALECT, TERMS } from '../../adapters/claude-code/glossary.js';
+import { formatEndpoint, parseEndpoint } from '../../config/reader.js';
+import { ViewUnavailable } from '../../formats/view/load.js';
+import { closeServer, listen } from '../../service/http.js';
+import { PAGE_HTML, STYLE_CSS } from './assets.js';
+import { FILL_HINT, ViewCatalog } from './catalog.js';
+import type { ViewConfig } from './config.js';
+
+export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
+
+export interface ViewContext {
+  storageRoot: string;
+  log?: (level: string, msg: string, fields?: object) => void;
+}
+
+/** The page's scripts: compiled from ./page/*.ts beside this module. */
+const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
+const SCRIPT = /^[a-z][a-z0-9-]*\.js$/;
+
+/** Nothing but this server: no CDN, no font host, no third-party anything. */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * The `view` extension: the list of conversations and one conversation as a console, with the
+ * JSON API the page reads. It only reads the storage root: it folds a chain when asked, keeps
+ * the document until the head round moves, and reads a landed record from disk every time.
+ */
+export class ViewExtension {
+  private server: Server | undefined;
+  private bound = '';
+  readonly catalog: ViewCatalog;
+
+  constructor(private readonly cfg: ViewConfig, private readonly ctx: ViewContext) {
+    this.catalog = new ViewCatalog(ctx.storageRoot);
+  }
+
+  app(): express.Express {
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('etag', false);
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      res.set({ 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.status(405).set('Allow', 'GET, HEAD').json({ error: 'this server only reads: GET and HEAD' });
+        return;
+      }
+      next();
+    });
+    const page = (_req: Request, res: Response) => { res.type('html').set('Cache-Control', 'no-cache').send(PAGE_HTML); };
+    app.get('/', page);
+    app.get('/c/:id', (req, res) => {
+      if (!this.catalog.exists(String(req.params.id))) res.status(404);
+      page(req, res);
+    });
+    app.get('/assets/style.css', (_req, res) => { res.type('css').set('Cache-Control', 'no-cache').send(STYLE_CSS); });
+    app.get('/assets/:name', (req, res) => {
+      const name = String(req.params.name);
+      if (!SCRIPT.test(name) || !existsSync(PAGE_DIR + name)) { res.status(404).type('text').send('not found'); return; }
+      res.type('application/javascript').set('Cache-Control', 'no-cache').sendFile(PAGE_DIR + name);
+    });
+
+    const api = express.Router();
+    api.use((_req, res, next) => { res.set('Cache-Control', 'no-store'); next(); });
+    api.get('/status', (_req, res) => { res.json(this.catalog.status()); });
+    api.get('/conversations', (_req, res) => {
+      const rows = this.catalog.rows();
+      res.json({ conversations: rows, ...(rows.length ? {} : { hint: `No conversations under ${this.catalog.root} yet: ${FILL_HINT}.` }) });
+    });
+    api.get('/c/:id/view', (req, res) => {
+      const v = this.catalog.view(String(req.params.id));
+      if (!v.cached) this.ctx.log?.('debug', 'view built', { conversation: req.params.id, ms: Math.round(v.builtMs), bytes: v.json.length });
+      res.type('application/json').send(v.json);
+    });
+    api.get('/c/:id/record/:seq/:row', (req, res) => {
+      res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
+    });
+    api.get('/glossary', (_req, res) => { res.json({ dialect: GLOSSARY_DIALECT, terms: TERMS, fields: FIELDS }); });
+    api.use((req, res) => { res.status(404).json({ error: `no such API path: ${req.path}` }); });
+    app.use('/api', api);
+    app.use((_req, res) => { res.status(404).type('text').send('not found'); });
+    app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+      if (err instanceof ViewUnavailable) {
+        res.status(err.status).json({ error: err.message, ...(err.problems.length ? { problems: err.problems } : {}) });
+        return;
+      }
+      this.ctx.log?.('error', 'view request failed', { path: req.path, error: (err as Error)?.message ?? String(err) });
+      res.status(500).json({ error: (err as Error)?.message ?? String(err) });
+    });
+    return app;
+  }
+
+  async start(): Promise<void> {
+    const ep = parseEndpoint(this.cfg.endpoint, 'extensions.view.endpoint');
+    this.server = await listen(this.app(), ep.host, ep.port);
+    const a = this.server.address() as AddressInfo;
+    this.bound = formatEndpoint({ host: a.address, port: a.port });
+    this.ctx.log?.('info', 'view serving', { endpoint: this.bound, root: this.ctx.storageRoot });
+  }
+
+  /** The address it listens on, `host:port`, once started. */
+  address(): string {
+    return this.bound;
+  }
+
+  addresses(): Record<string, string> {
+    return { endpoint: this.bound };
+  }
+
+  async shutdown(): Promise<void> {
+    await closeServer(this.server);
+    this.server = undefined;
+  }
+}

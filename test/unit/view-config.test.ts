@@ -1,0 +1,35 @@
+import { describe, expect, test } from '@jest/globals';
+import { defaultViewConfig, validateViewConfig } from '../../src/extensions/view/config.js';
+import { ConfigError } from '../../src/util/errors.js';
+
+function problem(raw: unknown): { path: string; reason: string } {
+  try {
+    validateViewConfig(raw, 'extensions.view');
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return { path: (err as ConfigError).path, reason: (err as ConfigError).reason };
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('extensions.view', () => {
+  test('absent, null or empty means 127.0.0.1:8787', () => {
+    expect(defaultViewConfig()).toEqual({ endpoint: '127.0.0.1:8787' });
+    for (const raw of [undefined, null, {}]) expect(validateViewConfig(raw, 'extensions.view')).toEqual({ endpoint: '127.0.0.1:8787' });
+  });
+
+  test('an endpoint is kept in the collector\'s host:port form', () => {
+    expect(validateViewConfig({ endpoint: '0.0.0.0:9000' }, 'extensions.view')).toEqual({ endpoint: '0.0.0.0:9000' });
+    expect(validateViewConfig({ endpoint: '[::1]:0' }, 'extensions.view')).toEqual({ endpoint: '[::1]:0' });
+    expect(validateViewConfig({ endpoint: ':8787' }, 'extensions.view')).toEqual({ endpoint: '0.0.0.0:8787' });
+  });
+
+  test('each mistake is refused at its exact path', () => {
+    expect(problem({ endpoint: '8787' })).toMatchObject({ path: 'extensions.view.endpoint', reason: expect.stringMatching(/not a listen address/) });
+    expect(problem({ endpoint: '127.0.0.1:70000' })).toMatchObject({ path: 'extensions.view.endpoint', reason: expect.stringMatching(/out of range/) });
+    expect(problem({ endpoint: '' })).toMatchObject({ path: 'extensions.view.endpoint' });
+    expect(problem({ endpoint: [1] })).toMatchObject({ path: 'extensions.view.endpoint', reason: expect.stringMatching(/must be a string/) });
+    expect(problem({ listen: '127.0.0.1:1' })).toEqual({ path: 'extensions.view.listen', reason: 'unknown key; allowed here: endpoint' });
+    expect(problem('127.0.0.1:8787')).toMatchObject({ path: 'extensions.view', reason: expect.stringMatching(/must be a mapping/) });
+  });
+});
