@@ -198,14 +198,15 @@ describe('deploy/Dockerfile', () => {
     expect(existsSync(join(app, 'node_modules', 'jest'))).toBe(false);
 
     // The shipped configuration, with the container's every-interface listeners moved to free loopback ports.
-    const [health, metrics, grpc, http] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [health, metrics, grpc, http, view] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     const storage = join(image, 'var', 'lib', 'aszcol');
     const claude = join(image, 'claude');
     mkdirSync(join(claude, 'projects'), { recursive: true });
     const cfgText = readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8')
       .replace('root: /var/lib/aszcol', `root: ${storage}`)
       .replace('0.0.0.0:13133', `127.0.0.1:${health}`).replace('0.0.0.0:8888', `127.0.0.1:${metrics}`)
-      .replace('0.0.0.0:4317', `127.0.0.1:${grpc}`).replace('0.0.0.0:4318', `127.0.0.1:${http}`);
+      .replace('0.0.0.0:4317', `127.0.0.1:${grpc}`).replace('0.0.0.0:4318', `127.0.0.1:${http}`)
+      .replace('0.0.0.0:8787', `127.0.0.1:${view}`);
     expect(cfgText).not.toContain('0.0.0.0');
     const cfgPath = join(image, 'aszcol.yaml');
     writeFileSync(cfgPath, cfgText);
