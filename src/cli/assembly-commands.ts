@@ -4,6 +4,7 @@ import { runParse } from './parse.js';
 import { runConversation } from './conversation.js';
 import { runGlossary } from './glossary.js';
 import { registerScenarioCommands } from './scenario.js';
+import { registerPushCommand } from './push.js';
 
 /** The commands that read and build the round chain: parse, conversation, glossary. */
 export function registerAssemblyCommands(program: Command, io: Io, setCode: (code: number) => void): void {
@@ -17,6 +18,7 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     .option('--json', 'the folded entities as JSON')
     .action((id, o) => { setCode(runConversation(id, o, io)); });
   registerScenarioCommands(program, io, setCode);
+  registerPushCommand(program, io, setCode);
   withConfig(program.command('view').description('serve the conversations as a page and a JSON API (read only)')).option('--listen <addr>', 'host:port (default: extensions.view.endpoint, 127.0.0.1:8787)').action(async (o) => { setCode(await (await import('./view.js')).runView(o, io)); });
   program.command('glossary').description('what Claude Code calls each name the model uses')
     .option('--json', 'as JSON')

@@ -105,7 +105,7 @@ export function checkedRequest(signal: Signal, body: Buffer, format: BodyFormat)
     bytes = body;
   }
   try {
-    const counts = validateMessage(bytes, type, itemTypes(signal)).counts;
+    const counts = validateMessage(bytes, type, itemTypes(signal), 0, bytes.length, { envelope: true }).counts;
     return { bytes, items: counts.reduce((a, b) => a + b, 0) };
   } catch (err) {
     if (err instanceof WireError) throw new OtlpRequestError('bad_protobuf', `not an OTLP ${signal} request: ${err.message}`);
@@ -158,7 +158,8 @@ export function encodeStatus(format: BodyFormat, code: number, message: string, 
   const details = [];
   if (retryAfterSeconds !== undefined) {
     const info = t.RetryInfo.encode(t.RetryInfo.fromObject({ retryDelay: { seconds: retryAfterSeconds } })).finish();
-    details.push({ typeUrl: 'type.googleapis.com/google.rpc.RetryInfo', value: info });
+    // protobufjs's bundled google.protobuf.Any keeps its original field name, type_url.
+    details.push({ type_url: 'type.googleapis.com/google.rpc.RetryInfo', value: info });
   }
   const status = t.Status.fromObject({ code, message, details });
   if (format === 'json') {

@@ -68,9 +68,11 @@ const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
 function longFrom(v: unknown, type: string, path: string): unknown {
   const unsigned = UNSIGNED.has(type);
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v)) throw new OtlpJsonError(path, `expected an integer, got ${describe(v)} (write integers beyond 2^53 as decimal strings)`);
+    if (!Number.isInteger(v)) throw new OtlpJsonError(path, `expected an integer, got ${describe(v)}`);
     if (unsigned && v < 0) throw new OtlpJsonError(path, `expected an unsigned integer, got ${v}`);
-    return Long.fromNumber(v, unsigned);
+    if (Number.isSafeInteger(v)) return Long.fromNumber(v, unsigned);
+    // A large number (the SDK's JSON writes 2^60 as a number): its exact double value, range-checked below.
+    v = BigInt(v).toString();
   }
   if (typeof v === 'string' && DECIMAL.test(v)) {
     if (unsigned && v.startsWith('-')) throw new OtlpJsonError(path, `expected an unsigned integer, got ${JSON.stringify(v)}`);
@@ -199,10 +201,12 @@ function scalarTo(f: protobuf.Field, v: unknown): unknown {
   return v;
 }
 
-function isDefault(f: protobuf.Field, v: unknown): boolean {
+function isDefault(f: protobuf.Field, v: unknown, msg: Record<string, unknown>): boolean {
   if (v === undefined || v === null) return true;
   if (Array.isArray(v)) return v.length === 0;
-  if (f.partOf) return false; // a oneof member (or `optional`) that is set is sent even when zero
+  // A oneof member (or `optional`) is present when set, even when zero; a decoded message keeps
+  // only present fields as its own properties (defaults come from its prototype).
+  if (f.partOf) return !Object.prototype.hasOwnProperty.call(msg, f.name);
   if (f.resolvedType instanceof protobuf.Type) return false;
   if (v === 0 || v === '' || v === false) return true;
   if (v instanceof Uint8Array) return v.length === 0;
@@ -215,7 +219,7 @@ function messageTo(type: Type, msg: Record<string, unknown>): Record<string, unk
   for (const f of type.fieldsArray) {
     f.resolve();
     const v = msg[f.name];
-    if (isDefault(f, v)) continue;
+    if (isDefault(f, v, msg)) continue;
     const one = (x: unknown) => (f.resolvedType instanceof protobuf.Type ? messageTo(f.resolvedType, x as Record<string, unknown>) : scalarTo(f, x));
     out[f.name] = f.repeated ? (v as unknown[]).map(one) : one(v);
   }

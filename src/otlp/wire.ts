@@ -94,6 +94,12 @@ export const MAX_DEPTH = 64;
  * large request reads millions of varints and must not allocate for each.
  */
 let at = 0;
+/**
+ * Whether the outermost message is an envelope (an export request): its only field is the list
+ * of resources, so an unknown field there is not a newer OTLP but bytes that are not a request
+ * at all. Without this, random bytes that happen to read as unknown fields would pass.
+ */
+let envelope = false;
 
 /** Reads a varint at `at` and advances it; the value is exact below 2^53, which covers every length and tag. */
 function varint(buf: Uint8Array, end: number, depth: number): number {
@@ -133,13 +139,14 @@ export interface WalkResult {
  * Checks `buf[start, end)` as a message of `type`. `count` lists message types to count
  * wherever they occur (for example every NumberDataPoint, HistogramDataPoint …).
  */
-export function validateMessage(buf: Uint8Array, type: Type, count: Type[] = [], start = 0, end = buf.length): WalkResult {
+export function validateMessage(buf: Uint8Array, type: Type, count: Type[] = [], start = 0, end = buf.length, opts: { envelope?: boolean } = {}): WalkResult {
   const counts = new Array<number>(count.length).fill(0);
   const table = tableOf(type);
   for (const t of count) tableOf(t);
   // Which count (if any) each table adds to, by table number: -1 for none.
   const slots = new Int16Array(nextTableIdx + 1).fill(-1);
   count.forEach((t, i) => (slots[tableOf(t).idx] = i));
+  envelope = opts.envelope === true;
   walk(buf, start, end, table, 0, counts, slots);
   return { counts };
 }
@@ -167,6 +174,7 @@ function walk(buf: Uint8Array, pos: number, end: number, table: Table, depth: nu
     const wt = tag & 7;
     if (id < 1 || id > 536_870_911) throw new WireError(pathAt(depth), `field number ${id} is not valid`);
     const f = id < table.byId.length ? table.byId[id] : undefined;
+    if (!f && envelope && depth === 0) throw new WireError(pathAt(depth, f, id), `field ${id} is not part of an OTLP export request`);
     switch (wt) {
       case WT_VARINT:
         if (f && f.code !== K_VARINT) throw new WireError(pathAt(depth, f, id), `wire type varint does not fit a ${f.kind} field`);

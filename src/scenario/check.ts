@@ -21,6 +21,7 @@ import type { Scenario } from './model.js';
 import { ScenarioRoot, type Format } from './run.js';
 import { buildView } from '../formats/view/build.js';
 import { loadViewInput } from '../formats/view/load.js';
+import { checkPushKinds, pushKinds } from '../exporters/otlp/scenario-check.js';
 
 export interface Failure {
   where: string;
@@ -99,7 +100,13 @@ export class ScenarioChecker {
       for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)])) if (sa[id] !== sb[id]) failures.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
       results.push({ scenario: scn.name, format: 'all', status: failures.length ? 'failed' : 'passed', failures: failures.slice(0, 20), unchecked: [] });
     }
-    if (expect.push !== undefined) for (const r of results) if (r.format !== 'all') { r.unchecked.push('push'); if (r.status === 'passed') r.status = 'incomplete'; }
+    if (expect.push !== undefined) {
+      const kinds = pushKinds(this.file.replace(/\.yaml$/, '.expect.yaml'), expect.push);
+      for (const r of results) if (r.format !== 'all' && r.dir) {
+        for (const f of checkPushKinds(r.dir, kinds)) r.failures.push({ ...f, where: `${r.format}: ${f.where}` });
+        if (r.failures.length) r.status = 'failed';
+      }
+    }
     if (!this.opts.out) for (const r of results) if (r.dir) rmSync(join(r.dir, '..'), { recursive: true, force: true });
     return results;
   }

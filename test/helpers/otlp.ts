@@ -140,8 +140,10 @@ const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
 /** POSTs exact bytes with exact headers (no client library rewriting anything). */
 export function httpPost(address: string, path: string, body: Buffer | string, headers: Record<string, string | number> = {}, agent: Agent | false = keepAlive): Promise<HttpReply> {
   const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+  // A header given as '' is left out (to send a request with no Content-Type at all).
+  const all = Object.fromEntries(Object.entries({ 'content-type': 'application/x-protobuf', 'content-length': Buffer.byteLength(body), ...headers }).filter(([, v]) => v !== ''));
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host, port, path, method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+    const req = httpRequest({ host, port, path, method: 'POST', agent, headers: all }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -200,4 +202,49 @@ export class RawGrpcClient {
 export function decodeRequest(signal: Signal, bytes: Uint8Array): Record<string, unknown> {
   const T = requestType(signal);
   return T.toObject(T.decode(bytes), { longs: String, bytes: String }) as Record<string, unknown>;
+}
+
+/** A receiver running in its own process (test/helpers/otlp-runner.ts). */
+export interface RunnerProcess {
+  addresses: { grpc?: string; http?: string; endpoint?: string };
+  pid: number;
+  child: import('node:child_process').ChildProcess;
+  stderr: () => string;
+  /** SIGTERM, then the final stats the runner prints, and its exit code. */
+  stop: () => Promise<{ code: number | null; stats?: Record<string, unknown> }>;
+}
+
+export async function startRunner(root: string, cfg: object): Promise<RunnerProcess> {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const runner = fileURLToPath(new URL('./otlp-runner.js', import.meta.url));
+  const child = spawn(process.execPath, [runner, root, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d) => (err += d));
+  const first = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`runner did not start: ${err}`)), 20_000);
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        clearTimeout(t);
+        resolve(out.slice(0, nl));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`runner exited ${code}: ${err}`)));
+  });
+  const info = JSON.parse(first) as { addresses: RunnerProcess['addresses']; pid: number };
+  return {
+    ...info,
+    child,
+    stderr: () => err,
+    stop: () => new Promise((resolve) => {
+      child.once('exit', (code) => {
+        const line = out.split('\n').find((l) => l.startsWith('{"stats"'));
+        resolve({ code, stats: line ? (JSON.parse(line) as { stats: Record<string, unknown> }).stats : undefined });
+      });
+      child.kill('SIGTERM');
+    }),
+  };
 }

@@ -6,12 +6,11 @@
 import { OtlpRequestError, checkedRequest, type BodyFormat, type PartialSuccess, type RefusalReason } from '../../otlp/codec.js';
 import type { Signal } from '../../otlp/proto.js';
 import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
-import { resourcePlain, scopePlain } from '../../otlp/values.js';
+import { resourceHeader, scopeHeader, type PlainObject } from '../../otlp/plain.js';
 import {
-  OTLP_LOGS_SRC, OTLP_TRACES_SRC, badSessionId, otlpLogRecordToSd, otlpSessionOf, otlpSpanToSd,
-  type LogRecordMsg, type OtlpConverted, type SpanMsg,
+  OTLP_LOGS_SRC, OTLP_TRACES_SRC, badSessionId, otlpLogRecordToSd, otlpSessionOf, otlpSpanToSd, type OtlpConverted,
 } from '../../adapters/claude-code/otlp-dialect.js';
-import type { KeyValueMsg } from '../../otlp/values.js';
+import { LandPool } from './land-pool.js';
 import { MetricsSpool } from './metrics-spool.js';
 import { RetryWindow } from './retry-window.js';
 import { SessionLanding, type LandItem, type OtlpKind } from './session-landing.js';
@@ -33,6 +32,7 @@ export interface HandlerOptions {
 export class ExportHandler {
   readonly stats: OtlpReceiverStats = emptyStats();
   private readonly window = new RetryWindow();
+  private readonly pool: LandPool;
   private readonly spool: MetricsSpool;
   private readonly landing: SessionLanding;
   private active = 0;
@@ -43,8 +43,9 @@ export class ExportHandler {
   private readonly lastWarn = new Map<string, { at: number; suppressed: number }>();
 
   constructor(private readonly o: HandlerOptions) {
-    this.spool = new MetricsSpool(o.storageRoot, { maxSpoolBytes: o.maxSpoolBytes, lockWaitMs: o.lockWaitMs });
-    this.landing = new SessionLanding(o.storageRoot, { lockWaitMs: o.lockWaitMs });
+    this.pool = new LandPool(o.storageRoot);
+    this.spool = new MetricsSpool(o.storageRoot, this.pool, { maxSpoolBytes: o.maxSpoolBytes, lockWaitMs: o.lockWaitMs });
+    this.landing = new SessionLanding(this.pool, { lockWaitMs: o.lockWaitMs });
     // Bodies held at once: enough for several large requests, bounded so memory stays flat under load.
     this.maxInflightBytes = Math.max(4 * o.maxRequestBytes, 64 * 1024 * 1024);
   }
@@ -57,8 +58,19 @@ export class ExportHandler {
   }
 
   async open(): Promise<void> {
-    await this.spool.open();
+    this.pool.start();
+    try {
+      await this.spool.open();
+    } catch (err) {
+      await this.pool.close().catch(() => {});
+      throw err;
+    }
     this.stats.spool_bytes = this.spool.bytes;
+  }
+
+  /** After `idle`: writes the pending state files and stops the landing threads. */
+  async release(): Promise<void> {
+    await this.pool.close();
   }
 
   /** From now on every request is refused as retryable (503 / UNAVAILABLE). */
@@ -172,8 +184,8 @@ export class ExportHandler {
     }
 
     const plan = signal === 'logs'
-      ? this.plan(logsRequestGroups<LogRecordMsg>(checked.bytes), 'otlp_log', OTLP_LOGS_SRC, (r) => r.attributes, otlpLogRecordToSd, skip)
-      : this.plan(tracesRequestGroups<SpanMsg>(checked.bytes), 'otlp_span', OTLP_TRACES_SRC, (s) => s.attributes, otlpSpanToSd, skip);
+      ? this.plan(logsRequestGroups(checked.bytes), 'otlp_log', OTLP_LOGS_SRC, otlpLogRecordToSd, skip)
+      : this.plan(tracesRequestGroups(checked.bytes), 'otlp_span', OTLP_TRACES_SRC, otlpSpanToSd, skip);
     const sessions = [...plan.bySession.keys()];
     const results = await Promise.allSettled(sessions.map((s) => this.landing.land(s, plan.bySession.get(s)!)));
     let failure: OtlpRequestError | undefined;
@@ -189,7 +201,7 @@ export class ExportHandler {
         failedItems += n;
       }
     }
-    this.stats.accepted[item] += plan.skipped;
+    // Items skipped as landed by an earlier attempt were counted then.
     for (const [reason, n] of plan.refusedItems) {
       this.stats.refused_items[reason] = (this.stats.refused_items[reason] ?? 0) + n;
       this.stats.refused[item] += n;
@@ -206,21 +218,20 @@ export class ExportHandler {
   }
 
   /** Groups a request's items by session, converting each; items with no usable session are refused singly. */
-  private plan<T>(
-    groups: ResourceGroup<T>[], kind: OtlpKind, src: string, attrs: (m: T) => KeyValueMsg[] | undefined,
-    convert: (m: T) => OtlpConverted, skip: ReadonlySet<string>,
+  private plan<T extends { attributes: PlainObject }>(
+    groups: ResourceGroup<T>[], kind: OtlpKind, src: string, convert: (m: T) => OtlpConverted, skip: ReadonlySet<string>,
   ) {
     const bySession = new Map<string, LandItem[]>();
     const refusedItems = new Map<ItemRefusalReason, number>();
     const bad = new Set<string>();
     let skipped = 0;
     for (const g of groups) {
-      const resource = resourcePlain(g.resource);
+      const resource = resourceHeader(g.resource);
       for (const sg of g.scopes) {
-        const scope = scopePlain(sg.scope);
+        const scope = scopeHeader(sg.scope);
         const groupKey = JSON.stringify([resource, scope]);
         for (const it of sg.items) {
-          const session = otlpSessionOf(attrs(it.message), g.resource?.attributes);
+          const session = otlpSessionOf(it.message.attributes, g.resource?.attributes);
           const why: ItemRefusalReason | undefined = !session ? 'no_session_id' : badSessionId(session) ? 'bad_session_id' : undefined;
           if (why) {
             refusedItems.set(why, (refusedItems.get(why) ?? 0) + 1);

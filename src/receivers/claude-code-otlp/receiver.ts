@@ -114,6 +114,7 @@ export class OtlpReceiver {
       this.log('info', 'OTLP receiver listening', { ...this.bound });
     } catch (err) {
       await this.closeListeners(0);
+      await this.handler.release().catch(() => {});
       this.state = 'stopped';
       throw err instanceof AszError ? err : new AszError((err as Error).message, 'receivers.claude_code_otlp');
     }
@@ -205,6 +206,7 @@ export class OtlpReceiver {
     this.httpServer?.closeAllConnections();
     for (const s of this.sockets) s.destroy();
     await closing;
+    await this.handler.release();
     this.state = 'stopped';
     this.log('info', 'OTLP receiver stopped', this.handler.snapshot() as unknown as Record<string, unknown>);
   }

@@ -14,7 +14,7 @@ export const ITEM_OF: Record<Signal, ItemName> = { logs: 'log_records', metrics:
 export type ItemRefusalReason = 'no_session_id' | 'bad_session_id';
 
 export interface OtlpReceiverStats {
-  /** Items landed (or, for an exact retry, already landed), by signal. */
+  /** Items landed, by signal (each once: an exact retry, or the part of a retry that had landed, adds nothing). */
   accepted: Record<ItemName, number>;
   /** Items refused, by signal: in a refused request that could be read, or singly (partial success). */
   refused: Record<ItemName, number>;

@@ -1,10 +1,13 @@
 import type { ComponentFactory } from '../component.js';
+import { validateOtlpExporterConfig, type OtlpExporterConfig } from '../../exporters/otlp/config.js';
 
-/**
- * Registration point for the `otlp` exporter (its code belongs in src/exporters/otlp/).
- * Until this exports a factory, a configuration naming `otlp` is refused at validation as
- * not available in this build, and the embedded default leaves it out.
- *
- * To register: `export const otlpExporterFactory: ComponentFactory<YourConfig> = { kind: 'exporter', type: 'otlp', … }`.
- */
-export const otlpExporterFactory: ComponentFactory<any> | undefined = undefined;
+/** The `otlp` exporter (src/exporters/otlp/): the send stage of every pass. */
+export const otlpExporterFactory: ComponentFactory<OtlpExporterConfig> | undefined = {
+  kind: 'exporter',
+  type: 'otlp',
+  // `otlp:` with nothing under it names no endpoint, which is refused; this is what it would mean otherwise.
+  defaultConfig: () => validateOtlpExporterConfig({ endpoint: '127.0.0.1:4317' }, 'exporters.otlp'),
+  validate: (raw, path) => validateOtlpExporterConfig(raw, path),
+  // Loaded on use, so commands that only read the configuration do not load @grpc/grpc-js.
+  create: async (cfg, settings) => new (await import('../../exporters/otlp/component.js')).OtlpExporterComponent(cfg, settings),
+};

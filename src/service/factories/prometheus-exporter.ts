@@ -1,10 +1,11 @@
 import type { ComponentFactory } from '../component.js';
+import { validatePrometheusExporterConfig, type PrometheusExporterConfig } from '../../exporters/prometheus/config.js';
 
-/**
- * Registration point for the `prometheus` exporter (its code belongs in src/exporters/prometheus/).
- * Until this exports a factory, a configuration naming `prometheus` is refused at validation as
- * not available in this build, and the embedded default leaves it out.
- *
- * To register: `export const prometheusExporterFactory: ComponentFactory<YourConfig> = { kind: 'exporter', type: 'prometheus', … }`.
- */
-export const prometheusExporterFactory: ComponentFactory<any> | undefined = undefined;
+/** The `prometheus` exporter (src/exporters/prometheus/): the derived counters in Prometheus text format. */
+export const prometheusExporterFactory: ComponentFactory<PrometheusExporterConfig> | undefined = {
+  kind: 'exporter',
+  type: 'prometheus',
+  defaultConfig: () => validatePrometheusExporterConfig(undefined, 'exporters.prometheus'),
+  validate: (raw, path) => validatePrometheusExporterConfig(raw, path),
+  create: async (cfg, settings) => new (await import('../../exporters/prometheus/exporter.js')).PrometheusExporter(cfg, settings),
+};

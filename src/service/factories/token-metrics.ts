@@ -1,10 +1,11 @@
 import type { ComponentFactory } from '../component.js';
+import { validateTokenMetricsConfig, type TokenMetricsConfig } from '../../processors/token-metrics/config.js';
 
-/**
- * Registration point for the `token_metrics` processor (its code belongs in src/processors/token-metrics/).
- * Until this exports a factory, a configuration naming `token_metrics` is refused at validation as
- * not available in this build, and the embedded default leaves it out.
- *
- * To register: `export const tokenMetricsFactory: ComponentFactory<YourConfig> = { kind: 'processor', type: 'token_metrics', … }`.
- */
-export const tokenMetricsFactory: ComponentFactory<any> | undefined = undefined;
+/** The `token_metrics` processor (src/processors/token-metrics/): the derive stage of every pass. */
+export const tokenMetricsFactory: ComponentFactory<TokenMetricsConfig> | undefined = {
+  kind: 'processor',
+  type: 'token_metrics',
+  defaultConfig: () => validateTokenMetricsConfig(undefined, 'processors.token_metrics'),
+  validate: (raw, path) => validateTokenMetricsConfig(raw, path),
+  create: async (cfg, settings) => new (await import('../../processors/token-metrics/component.js')).TokenMetricsComponent(cfg, settings),
+};

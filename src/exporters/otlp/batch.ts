@@ -1,0 +1,138 @@
+/**
+ * One logs request from a list of files: read, checked, described and encoded, on the reader's
+ * thread (read-worker.ts). The files of a request are read into one scratch buffer that is kept
+ * from request to request, and copied once, into the request; the request's memory is handed to
+ * the sending thread without a copy.
+ */
+import { closeSync, openSync, readSync, fstatSync, readFileSync } from 'node:fs';
+import { listLanded } from '../../storage/landed-files.js';
+import type { PushedFile } from '../../storage/push-state.js';
+import { encodeLogsRequest, type ResourceGroup } from './encode.js';
+import { resourceAttributes, runtimeOfAdapter, scope, type Identity } from './identity.js';
+import { firstLine } from './plan.js';
+import { describeLanded, describeRound, UnsendableFileError, type OutFile } from './records.js';
+
+export interface BatchFile {
+  rel: string;
+  path: string;
+  format: 'sd' | 'sf';
+}
+
+export interface BuiltBatch {
+  /** The ExportLogsServiceRequest; undefined when no file could be sent. */
+  body?: Buffer;
+  files: PushedFile[];
+  fileBytes: number;
+  /** Files gone since they were planned (not a problem: nothing to send). */
+  gone: number;
+  /** Files that cannot be sent, and why. */
+  failures: { rel: string; error: string }[];
+}
+
+/** What a pass learns about sessions while it builds requests; new for each pass. */
+export class SessionFacts {
+  private readonly adapters = new Map<string, string | undefined>();
+  private readonly latest = new Map<string, bigint | undefined>();
+
+  constructor(readonly root: string) {}
+
+  noteAdapter(session: string, adapter: string | undefined): void {
+    if (!this.adapters.has(session) && adapter !== undefined) this.adapters.set(session, adapter);
+  }
+
+  /** The adapter named by a session's landed header (a round's service is its session's runtime). */
+  adapterOf(session: string): string | undefined {
+    if (this.adapters.has(session)) return this.adapters.get(session);
+    let adapter: string | undefined;
+    for (const f of listLanded(this.root, session)) {
+      try {
+        const h = JSON.parse(firstLine(f.path) ?? '') as { adapter?: unknown };
+        if (typeof h.adapter === 'string') { adapter = h.adapter; break; }
+      } catch { /* the next file */ }
+    }
+    this.adapters.set(session, adapter);
+    return adapter;
+  }
+
+  /** The latest record time of a session's landed files: the time of a file that has none of its own. */
+  latestOf(session: string): bigint | undefined {
+    if (this.latest.has(session)) return this.latest.get(session);
+    let max: bigint | undefined;
+    for (const f of listLanded(this.root, session)) {
+      try {
+        const t = describeLanded(f.rel, readFileSync(f.path)).throughNs;
+        if (t !== undefined && (max === undefined || t > max)) max = t;
+      } catch { /* a file that does not read has no time to offer */ }
+    }
+    this.latest.set(session, max);
+    return max;
+  }
+}
+
+let scratch = Buffer.allocUnsafeSlow(1 << 20);
+
+/** Reads a file into `scratch` at `at`, growing it (and keeping what is there) when needed. */
+function readInto(path: string, at: number): { start: number; end: number } {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (at + size > scratch.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(at + size, scratch.length * 2));
+      scratch.copy(bigger, 0, 0, at);
+      scratch = bigger;
+    }
+    let done = 0;
+    while (done < size) {
+      const n = readSync(fd, scratch, at + done, size - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return { start: at, end: at + done };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function buildLogsBatch(files: BatchFile[], identity: Identity, facts: SessionFacts, observedNs: bigint): BuiltBatch {
+  const out: BuiltBatch = { files: [], fileBytes: 0, gone: 0, failures: [] };
+  const spans: { start: number; end: number }[] = [];
+  let at = 0;
+  for (const f of files) {
+    try {
+      const s = readInto(f.path, at);
+      spans.push(s);
+      at = s.end;
+    } catch (err) {
+      spans.push({ start: -1, end: -1 });
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') out.gone++;
+      else out.failures.push({ rel: f.rel, error: `cannot be read: ${(err as Error).message}` });
+    }
+  }
+  // Described only once every file is in place: growing the scratch buffer would move earlier ones.
+  const described: OutFile[] = [];
+  files.forEach((f, i) => {
+    const s = spans[i]!;
+    if (s.start < 0) return;
+    const bytes = scratch.subarray(s.start, s.end);
+    try {
+      described.push(f.format === 'sd' ? describeLanded(f.rel, bytes) : describeRound(f.rel, bytes));
+    } catch (err) {
+      if (!(err instanceof UnsendableFileError)) throw err;
+      out.failures.push({ rel: f.rel, error: err.reason });
+    }
+  });
+  if (!described.length) return out;
+  for (const f of described) if (f.format === 'sd') facts.noteAdapter(f.session, f.adapter);
+  const groups = new Map<string, ResourceGroup>();
+  for (const f of described) {
+    const service = runtimeOfAdapter(f.format === 'sd' ? f.adapter : facts.adapterOf(f.session));
+    let g = groups.get(service);
+    if (!g) groups.set(service, (g = { resource: resourceAttributes(identity, service), scope: scope(), items: [] }));
+    const timeNs = f.timeNs ?? (f.format === 'sd' ? facts.latestOf(f.session) : undefined);
+    g.items.push({ body: f.bytes, timeNs, observedNs, attributes: f.attributes });
+    out.files.push({ rel: f.rel, digest: f.digest });
+    out.fileBytes += f.bytes.length;
+  }
+  out.body = encodeLogsRequest([...groups.values()]);
+  return out;
+}

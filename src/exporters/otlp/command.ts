@@ -1,0 +1,64 @@
+/**
+ * `aszcol push` outside the service: every `otlp` exporter a pipeline uses, each sending what its
+ * pipelines carry. When a metrics pipeline derives token usage, the derivation runs first, so a
+ * push sends metrics as of the landed files (one-shot: without waiting for a continuation).
+ */
+import type { AszConfig, ComponentConfig } from '../../config/config.js';
+import type { TokenMetricsConfig } from '../../processors/token-metrics/config.js';
+import { deriveTokenUsage, type DeriveReport } from '../../processors/token-metrics/derive.js';
+import type { OtlpExporterConfig } from './config.js';
+import { Pusher, type PushReport } from './pusher.js';
+import { metricsSourceOf } from './source.js';
+
+export interface PushTarget {
+  id: string;
+  pusher: Pusher;
+  /** token_metrics processors feeding this exporter's metrics pipelines. */
+  derive: TokenMetricsConfig[];
+}
+
+const pipelineType = (id: string) => id.split('/')[0];
+
+/** The otlp exporters in the configuration's pipelines (or the one named), ready to push. */
+export function pushTargets(cfg: AszConfig, only?: string): { targets: PushTarget[]; error?: string } {
+  const used = new Set(cfg.service.pipelines.flatMap((p) => p.exporters));
+  const otlp = cfg.components.filter((c): c is ComponentConfig => c.kind === 'exporter' && c.type === 'otlp');
+  if (only && !otlp.some((c) => c.id === only)) {
+    return { targets: [], error: `no otlp exporter "${only}" is configured; configured: ${otlp.map((c) => c.id).join(', ') || '(none)'}` };
+  }
+  const chosen = otlp.filter((c) => (only ? c.id === only : used.has(c.id)));
+  if (chosen.length === 0) {
+    return { targets: [], error: otlp.length ? `no pipeline uses an otlp exporter (configured: ${otlp.map((c) => c.id).join(', ')}); add one to service.pipelines` : 'no otlp exporter is configured: add one under exporters (such as otlp/oap with an endpoint) and to a pipeline' };
+  }
+  const targets = chosen.map((c) => {
+    const ec = c.config as OtlpExporterConfig;
+    const pipelines = cfg.service.pipelines.filter((p) => p.exporters.includes(c.id));
+    // An exporter named on the command line but in no pipeline sends the landed files and rounds.
+    const logs = ec.logs && (pipelines.length === 0 || pipelines.some((p) => pipelineType(p.id) === 'sessions'));
+    const metrics = ec.metrics ? metricsSourceOf(cfg, c.id) : undefined;
+    const derive = metrics === 'derived'
+      ? [...new Set(pipelines.filter((p) => p.type === 'metrics').flatMap((p) => p.processors))]
+        .map((id) => cfg.components.find((x) => x.kind === 'processor' && x.id === id))
+        .filter((x): x is ComponentConfig => x?.type === 'token_metrics').map((x) => x.config as TokenMetricsConfig)
+      : [];
+    return { id: c.id, derive, pusher: new Pusher({ root: cfg.storageRoot, cfg: ec, logs, metrics }) };
+  });
+  return { targets };
+}
+
+export interface TargetPass {
+  id: string;
+  derived?: DeriveReport;
+  push: PushReport;
+}
+
+/** One pass for one target: derive (when its metrics are derived), then push. */
+export async function pushPass(cfg: AszConfig, t: PushTarget, opts: { once: boolean; waiting?: Map<string, number>; signal?: AbortSignal }): Promise<TargetPass> {
+  let derived: DeriveReport | undefined;
+  for (const d of t.derive) {
+    derived = await deriveTokenUsage({ root: cfg.storageRoot, lookbackMs: d.lookbackMs, graceMs: opts.once ? 0 : d.graceMs, waiting: opts.waiting, signal: opts.signal });
+  }
+  const push = await t.pusher.pass({ force: opts.once, signal: opts.signal });
+  if (derived?.problems.length) push.problems.unshift(...derived.problems.map((p) => `token_metrics: ${p}`));
+  return { id: t.id, derived, push };
+}

@@ -1,0 +1,310 @@
+/**
+ * One push pass to one receiver: plan what is not yet sent, cut it into requests of at most
+ * `batch_bytes` of file bytes, wait for the rate budget, send, and record a request's files in
+ * push.state only once the receiver took the whole request.
+ *
+ * What an answer does to the pass:
+ * - taken: its files are recorded; the next request goes.
+ * - throttled (429, RESOURCE_EXHAUSTED): the pass stops, the rate budget is emptied, and the
+ *   next pass waits at least what the receiver said (Retry-After, RetryInfo).
+ * - unavailable, timeout, a dropped connection: the pass stops; the next passes back off.
+ * - refused, or a partial success: this request's files stay unsent (they go again whole on the
+ *   next pass) and the pass goes on with the next request.
+ * The next request is read and encoded while the current one is on the wire.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { FileLock } from '../../storage/lock.js';
+import { endpointLockPath, PushState, type PushedFile } from '../../storage/push-state.js';
+import { nowNs } from '../../util/time.js';
+import { endpointKey, type OtlpExporterConfig } from './config.js';
+import { withResource } from './encode.js';
+import { GrpcTransport } from './grpc-transport.js';
+import { HttpTransport } from './http-transport.js';
+import { resourceAttributes, type Identity } from './identity.js';
+import { ConversationSessions, planLogs, planMetrics, type MetricsSource, type PlannedFile } from './plan.js';
+import { realClock, TokenBucket, type Clock } from './rate.js';
+import { BatchBuilder } from './reader.js';
+import { sha256 } from './records.js';
+import { stopsPass, type ExportSignal, type Outcome, type Transport } from './transport.js';
+
+export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+
+export interface PusherOptions {
+  root: string;
+  cfg: OtlpExporterConfig;
+  /** Send landed files and rounds (a sessions pipeline with `logs: true`). */
+  logs: boolean;
+  /** Which spooled metrics to send, if any (a metrics pipeline with `metrics: true`). */
+  metrics: MetricsSource | undefined;
+  transport?: Transport;
+  clock?: Clock;
+  log?: LogFn;
+  /** Where push.state is kept; the storage root by default (a check that must not touch a root keeps it elsewhere). */
+  stateDir?: string;
+  /** Counters for the service's own metrics. */
+  onSent?: (signal: ExportSignal, items: number) => void;
+  onFailed?: (signal: ExportSignal, items: number, reason: string) => void;
+}
+
+export interface SignalCounts {
+  files: number;
+  bytes: number;
+  requests: number;
+}
+
+export interface PushReport {
+  endpoint: string;
+  logs: SignalCounts;
+  metrics: SignalCounts;
+  /** Encoded bytes put on the wire in requests that were taken. */
+  wireBytes: number;
+  /** Files still unsent after this pass (as planned at its start). */
+  pending: number;
+  /** How long the pass waited for the rate budget (ms). */
+  pausedMs: number;
+  /** Why nothing was attempted, when nothing was. */
+  skipped?: 'backoff' | 'busy' | 'aborted';
+  /** The outcome that stopped the pass early, if one did. */
+  stoppedBy?: 'throttled' | 'unavailable' | 'timeout';
+  /** When the next attempt may start (epoch ms), after a failing pass. */
+  retryAt?: number;
+  problems: string[];
+  durationMs: number;
+}
+
+interface Batch {
+  signal: ExportSignal;
+  files: PushedFile[];
+  body: Buffer;
+  /** File bytes (the budget that cut the batch). */
+  fileBytes: number;
+  items: number;
+}
+
+const emptyCounts = (): SignalCounts => ({ files: 0, bytes: 0, requests: 0 });
+/** Requests read and encoded ahead of the one on the wire: enough to keep the reader busy, few enough to keep memory flat. */
+const PREPARE_AHEAD = 2;
+
+export class Pusher {
+  readonly endpoint: string;
+  private readonly transport: Transport;
+  private readonly state: PushState;
+  private readonly bucket: TokenBucket;
+  private readonly clock: Clock;
+  private readonly conv = new ConversationSessions();
+  private readonly builder = new BatchBuilder();
+  private passNo = 0;
+  private readonly identity: Identity;
+  private failures = 0;
+  private notBefore = 0;
+  private metrics: MetricsSource | undefined;
+
+  constructor(private readonly o: PusherOptions) {
+    this.endpoint = endpointKey(o.cfg);
+    this.transport = o.transport ?? (o.cfg.protocol === 'grpc' ? new GrpcTransport(o.cfg, this.endpoint) : new HttpTransport(o.cfg, this.endpoint));
+    this.state = new PushState(o.stateDir ?? o.root);
+    this.clock = o.clock ?? realClock;
+    this.bucket = new TokenBucket(o.cfg.maxBytesPerMinute, this.clock);
+    this.identity = { serviceName: o.cfg.serviceName, instanceId: o.cfg.instanceId, layer: o.cfg.layer };
+    this.metrics = o.metrics;
+  }
+
+  /** Which spooled metrics later passes send (undefined: none). */
+  setMetrics(source: MetricsSource | undefined): void {
+    this.metrics = source;
+  }
+
+  /** Epoch ms before which a watching pass does not try again (after failures, or a Retry-After). */
+  get retryAt(): number {
+    return this.notBefore;
+  }
+
+  /**
+   * One pass. `force` ignores the backoff of earlier failures (a one-shot push). Never throws for
+   * a receiver's answer; storage errors (push.state) do throw.
+   */
+  async pass(opts: { signal?: AbortSignal; force?: boolean } = {}): Promise<PushReport> {
+    const started = this.clock.now();
+    const r: PushReport = { endpoint: this.endpoint, logs: emptyCounts(), metrics: emptyCounts(), wireBytes: 0, pending: 0, pausedMs: 0, problems: [], durationMs: 0 };
+    const finish = () => ((r.durationMs = Math.round(this.clock.now() - started)), r);
+    if (!opts.force && Date.now() < this.notBefore) {
+      r.skipped = 'backoff';
+      r.retryAt = this.notBefore;
+      return finish();
+    }
+    const lock = new FileLock(endpointLockPath(this.o.stateDir ?? this.o.root, this.endpoint));
+    if (!lock.tryAcquire()) {
+      r.skipped = 'busy';
+      r.problems.push(`another process is pushing this storage root to ${this.endpoint} (${lock.path}); this pass sends nothing`);
+      return finish();
+    }
+    this.passNo++;
+    try {
+      const sent = this.state.sent(this.endpoint);
+      const plans: { signal: ExportSignal; files: PlannedFile[] }[] = [];
+      if (this.o.logs) plans.push({ signal: 'logs', files: planLogs(this.o.root, sent, this.conv) });
+      if (this.metrics) plans.push({ signal: 'metrics', files: planMetrics(this.o.root, sent, this.metrics) });
+      r.pending = plans.reduce((n, p) => n + p.files.length, 0);
+      let stopped: Outcome | undefined;
+      for (const plan of plans) {
+        stopped = await this.sendAll(plan.signal, plan.files, r, opts.signal);
+        if (stopped || opts.signal?.aborted) break;
+      }
+      if (opts.signal?.aborted && !stopped) r.skipped = r.logs.requests + r.metrics.requests === 0 ? 'aborted' : undefined;
+      this.settle(stopped, r);
+    } finally {
+      lock.release();
+    }
+    return finish();
+  }
+
+  /** Backoff bookkeeping after a pass: a stop doubles the wait, a clean pass clears it. */
+  private settle(stopped: Outcome | undefined, r: PushReport): void {
+    if (!stopped || stopped.ok) {
+      if (r.problems.length === 0) this.failures = 0;
+      this.notBefore = 0;
+      return;
+    }
+    this.failures++;
+    const backoff = Math.min(this.o.cfg.retryMaxMs, this.o.cfg.retryInitialMs * 2 ** Math.min(30, this.failures - 1));
+    const wait = Math.max(backoff, stopped.retryAfterMs ?? 0);
+    this.notBefore = Date.now() + wait;
+    r.stoppedBy = stopped.kind as PushReport['stoppedBy'];
+    r.retryAt = this.notBefore;
+  }
+
+  /** Sends one signal's files; returns the outcome that stopped the pass, if one did. */
+  private async sendAll(signal: ExportSignal, files: PlannedFile[], r: PushReport, abort?: AbortSignal): Promise<Outcome | undefined> {
+    const counts = signal === 'logs' ? r.logs : r.metrics;
+    let next = 0;
+    // Requests read and encoded ahead of the one on the wire, in order; and the push.state appends
+    // of the requests taken, durable before the pass ends (the next request need not wait for the
+    // disk). Each promise is awaited in turn; the no-op handlers keep an early stop from leaving
+    // one rejected with nobody listening.
+    const ahead: Promise<Batch | undefined>[] = [];
+    const recorded: Promise<void>[] = [];
+    const fill = () => {
+      while (ahead.length < PREPARE_AHEAD && next < files.length) {
+        const sel = this.select(files, next, r);
+        next = sel.next;
+        const prepared = this.prepare(signal, sel.chosen, r);
+        prepared.catch(() => undefined);
+        ahead.push(prepared);
+      }
+    };
+    const end = async (outcome?: Outcome) => {
+      await Promise.allSettled(ahead.splice(0));
+      await Promise.all(recorded); // a failure to record is a storage error: it ends the pass
+      return outcome;
+    };
+    try {
+      for (;;) {
+        fill();
+        const p = ahead.shift();
+        if (!p) return await end();
+        const current = await p;
+        if (!current) continue; // nothing in it could be sent; each file was reported
+        if (abort?.aborted) return await end();
+        const waited = await this.bucket.take(current.body.length, abort);
+        if (waited === undefined) return await end();
+        r.pausedMs += waited;
+        const sending = this.transport.send(signal, current.body, abort);
+        fill(); // keep reading ahead while this request is on the wire
+        const outcome = await sending;
+        if (outcome.ok) {
+          const rec = this.state.recordAsync(this.endpoint, current.files);
+          rec.catch(() => undefined);
+          recorded.push(rec);
+          counts.files += current.files.length;
+          counts.bytes += current.fileBytes;
+          counts.requests++;
+          r.pending -= current.files.length;
+          r.wireBytes += current.body.length;
+          this.o.onSent?.(signal, current.items);
+          if (outcome.warning) this.o.log?.('warn', 'the receiver took the request with a warning', { endpoint: this.endpoint, warning: outcome.warning });
+          continue;
+        }
+        this.o.onFailed?.(signal, current.items, outcome.kind);
+        r.problems.push(`${signal}: ${outcome.message} (${current.files.length} file(s) left for the next pass)`);
+        this.o.log?.(stopsPass(outcome) ? 'warn' : 'error', 'export request not taken', { endpoint: this.endpoint, signal, outcome: outcome.kind, files: current.files.length, error: outcome.message });
+        if (outcome.kind === 'throttled') this.bucket.empty();
+        if (stopsPass(outcome)) return await end(outcome);
+      }
+    } catch (err) {
+      await Promise.allSettled([...ahead.splice(0), ...recorded]);
+      throw err;
+    }
+  }
+
+  /** Picks files from `start` for one request: at most batch_bytes of file bytes by size, a larger file alone. */
+  private select(files: PlannedFile[], start: number, r: PushReport): { chosen: PlannedFile[]; next: number } {
+    const max = this.o.cfg.batchBytes;
+    const chosen: PlannedFile[] = [];
+    let planned = 0;
+    let i = start;
+    for (; i < files.length; i++) {
+      const f = files[i]!;
+      let size: number;
+      try {
+        size = statSync(f.path).size;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') { r.pending--; continue; } // removed since planned
+        r.problems.push(`${f.rel}: cannot be read: ${(err as Error).message}`);
+        continue;
+      }
+      if (planned > 0 && planned + size > max) break;
+      chosen.push(f);
+      planned += size;
+      if (planned >= max) { i++; break; }
+    }
+    return { chosen, next: i };
+  }
+
+  /**
+   * Reads and describes the chosen files (logs on the reader's thread) and encodes the request.
+   * A file that cannot be sent is reported and left out; it stays unsent.
+   */
+  private async prepare(signal: ExportSignal, chosen: PlannedFile[], r: PushReport): Promise<Batch | undefined> {
+    const skip = (rel: string, error: string) => {
+      r.problems.push(`${rel}: ${error}; not sent`);
+      this.o.log?.('error', 'a file cannot be sent', { file: rel, error });
+    };
+    if (signal === 'logs') {
+      const b = await this.builder.build({
+        root: this.o.root, pass: this.passNo, identity: this.identity, observedNs: nowNs(),
+        files: chosen.map((f) => ({ rel: f.rel, path: f.path, format: f.format as 'sd' | 'sf' })),
+      });
+      r.pending -= b.gone;
+      for (const x of b.failures) skip(x.rel, x.error);
+      if (!b.body) return undefined;
+      return { signal, files: b.files, body: b.body, fileBytes: b.fileBytes, items: b.files.length };
+    }
+    const raw: { rel: string; bytes: Buffer; digest: string }[] = [];
+    for (const f of chosen) {
+      try {
+        const bytes = readFileSync(f.path);
+        raw.push({ rel: f.rel, bytes, digest: sha256(bytes) });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') r.pending--;
+        else skip(f.rel, `cannot be read: ${(err as Error).message}`);
+      }
+    }
+    if (!raw.length) return undefined;
+    return { signal, files: raw.map((x) => ({ rel: x.rel, digest: x.digest })), body: this.encodeMetrics(raw), fileBytes: raw.reduce((n, x) => n + x.bytes.length, 0), items: raw.length };
+  }
+
+  /**
+   * Spooled requests travel back to back: concatenated protobuf messages are one message whose
+   * repeated `resource_metrics` hold them all, each as it was. Derived ones take our resource.
+   */
+  private encodeMetrics(files: { rel: string; bytes: Buffer }[]): Buffer {
+    if (this.metrics !== 'derived') return Buffer.concat(files.map((f) => f.bytes));
+    const resource = resourceAttributes(this.identity, 'Claude Code');
+    return Buffer.concat(files.map((f) => withResource(f.bytes, resource)));
+  }
+
+  close(): void {
+    this.transport.close();
+    this.builder.close();
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * `push.state` at the storage root: what the `otlp` exporter has sent, per receiver.
+ *
+ * ```text
+ * schema 1
+ * updated_at 2026-09-11T10:00:00Z
+ * endpoint grpc://127.0.0.1:11800
+ * pushed <session>/streams/main/transcript-20260911T095959.000000000Z-000001.sd 9f2c…(64 hex)
+ * pushed _metrics/metrics-20260911T095959.000000000Z-000001-otlp.pb 41d0…
+ * endpoint http://127.0.0.1:4318
+ * pushed …
+ * ```
+ *
+ * Each `pushed` line belongs to the `endpoint` line above it (`grpc://host:port`, `grpcs://…`
+ * with TLS, or the HTTP base URL), so a new endpoint starts with nothing sent and gets
+ * everything. A line is added only after the request carrying the file succeeded.
+ *
+ * Lines are appended, one `endpoint` line and the request's files in one write, then synced:
+ * recording a request costs its own lines, not a rewrite of the whole history. A torn last line
+ * (a crash mid-append) has no newline and is ignored, which leaves its files unsent: they go
+ * again. When the appended `endpoint` lines outnumber the endpoints by far, the file is
+ * rewritten whole, grouped by endpoint, atomically.
+ */
+import { closeSync, fsyncSync, openSync, readFileSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FileLock } from './lock.js';
+import { replaceAtomically } from './write-once.js';
+import { AszError } from '../util/errors.js';
+
+export const PUSH_STATE = 'push.state';
+const LOCK = '.push.state.lock';
+const DIGEST = /^[0-9a-f]{64}$/;
+/** How long a writer waits for another process's short append or rewrite. */
+const LOCK_WAIT_MS = 5000;
+
+export interface PushedFile {
+  /** Relative to the storage root, forward slashes. */
+  rel: string;
+  /** SHA-256 of the bytes sent, hex. */
+  digest: string;
+}
+
+/** A push.state that does not read. */
+export class PushStateError extends AszError {
+  constructor(file: string, line: number, reason: string) {
+    super(reason, `${file}:${line}`);
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+export class PushState {
+  readonly path: string;
+  private readonly lockPath: string;
+  private readonly byEndpoint = new Map<string, Map<string, string>>();
+  /** `endpoint` lines in the file, against distinct endpoints: decides when to rewrite. */
+  private endpointLines = 0;
+  /** The file's size as last read or written by us: a different size means another writer. */
+  private knownSize = -1;
+
+  constructor(readonly root: string) {
+    this.path = join(root, PUSH_STATE);
+    this.lockPath = join(root, LOCK);
+  }
+
+  /** What was sent to `endpoint`: path → digest. Re-reads the file when someone else changed it. */
+  sent(endpoint: string): ReadonlyMap<string, string> {
+    this.refresh();
+    return this.byEndpoint.get(endpoint) ?? new Map();
+  }
+
+  endpoints(): string[] {
+    this.refresh();
+    return [...this.byEndpoint.keys()];
+  }
+
+  /** Records files as sent to `endpoint`, durably, before returning. */
+  record(endpoint: string, files: readonly PushedFile[]): void {
+    if (files.length === 0) return;
+    for (const f of files) checkEntry(f);
+    if (/\s/.test(endpoint)) throw new AszError(`an endpoint with white space cannot be recorded: ${JSON.stringify(endpoint)}`, this.path);
+    this.locked(() => {
+      this.refresh();
+      this.dropTornTail();
+      let text = '';
+      if (this.knownSize <= 0) text += 'schema 1\n';
+      text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
+      const fd = openSync(this.path, 'a', 0o644);
+      try {
+        const buf = Buffer.from(text, 'utf8');
+        let done = 0;
+        while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      this.knownSize = statSync(this.path).size;
+      this.endpointLines++;
+      const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
+      for (const f of files) m.set(f.rel, f.digest);
+      if (this.endpointLines > 4 * this.byEndpoint.size + 64) this.rewrite();
+    });
+  }
+
+  private chain: Promise<void> = Promise.resolve();
+
+  /**
+   * The same as `record`, with the write and its sync off the calling thread (a pusher's event
+   * loop also serves the request on the wire). Calls are applied in order; the promise settles
+   * once the lines are durable.
+   */
+  recordAsync(endpoint: string, files: readonly PushedFile[]): Promise<void> {
+    if (files.length === 0) return this.chain;
+    for (const f of files) checkEntry(f);
+    if (/\s/.test(endpoint)) return Promise.reject(new AszError(`an endpoint with white space cannot be recorded: ${JSON.stringify(endpoint)}`, this.path));
+    const run = async () => {
+      const lock = new FileLock(this.lockPath);
+      const deadline = Date.now() + LOCK_WAIT_MS;
+      while (!lock.tryAcquire()) {
+        if (Date.now() > deadline) lock.acquire();
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      try {
+        this.refresh();
+        this.dropTornTail();
+        let text = '';
+        if (this.knownSize <= 0) text += 'schema 1\n';
+        text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
+        const fh = await open(this.path, 'a', 0o644);
+        try {
+          await fh.write(text);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        this.knownSize = statSync(this.path).size;
+        this.endpointLines++;
+        const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
+        for (const f of files) m.set(f.rel, f.digest);
+        if (this.endpointLines > 4 * this.byEndpoint.size + 64) this.rewrite();
+      } finally {
+        lock.release();
+      }
+    };
+    const p = this.chain.then(run);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Forgets everything sent to `endpoint` (so it is sent again), rewriting the file. */
+  forget(endpoint: string): void {
+    this.locked(() => {
+      this.refresh();
+      if (this.byEndpoint.delete(endpoint)) this.rewrite();
+    });
+  }
+
+  /** A crash mid-append leaves a last line with no newline: cut it off so the next append starts clean. */
+  private dropTornTail(): void {
+    if (this.knownSize <= 0) return;
+    const last = Buffer.alloc(1);
+    const fd = openSync(this.path, 'r');
+    try { readSync(fd, last, 0, 1, this.knownSize - 1); } finally { closeSync(fd); }
+    if (last[0] === 10) return;
+    const buf = readFileSync(this.path);
+    const end = buf.lastIndexOf(10) + 1;
+    if (end === buf.length) return;
+    truncateSync(this.path, end);
+    this.knownSize = end;
+  }
+
+  private rewrite(): void {
+    const lines = ['schema 1', `updated_at ${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}`];
+    for (const [endpoint, files] of this.byEndpoint) {
+      lines.push(`endpoint ${endpoint}`);
+      for (const [rel, digest] of files) lines.push(`pushed ${rel} ${digest}`);
+    }
+    replaceAtomically(this.path, lines.join('\n') + '\n');
+    this.knownSize = statSync(this.path).size;
+    this.endpointLines = this.byEndpoint.size;
+  }
+
+  private refresh(): void {
+    let size: number;
+    try {
+      size = statSync(this.path).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      size = 0;
+    }
+    if (size === this.knownSize) return;
+    this.byEndpoint.clear();
+    this.endpointLines = 0;
+    this.knownSize = size;
+    if (size === 0) return;
+    const text = readFileSync(this.path, 'utf8');
+    this.knownSize = Buffer.byteLength(text);
+    const lines = text.split('\n');
+    // The last element is what follows the last newline: empty, or a torn append to ignore.
+    lines.pop();
+    let current: Map<string, string> | undefined;
+    lines.forEach((line, i) => {
+      const n = i + 1;
+      if (line === '') return;
+      const sp = line.indexOf(' ');
+      const key = sp < 0 ? line : line.slice(0, sp);
+      const rest = sp < 0 ? '' : line.slice(sp + 1);
+      switch (key) {
+        case 'schema':
+          if (rest !== '1') throw new PushStateError(this.path, n, `schema ${JSON.stringify(rest)} is not one this build reads (1)`);
+          return;
+        case 'updated_at':
+          return;
+        case 'endpoint':
+          if (!rest) throw new PushStateError(this.path, n, 'an endpoint line names no endpoint');
+          current = this.byEndpoint.get(rest) ?? this.byEndpoint.set(rest, new Map()).get(rest)!;
+          this.endpointLines++;
+          return;
+        case 'pushed': {
+          const cut = rest.lastIndexOf(' ');
+          const rel = rest.slice(0, cut), digest = rest.slice(cut + 1);
+          if (cut <= 0 || !DIGEST.test(digest)) throw new PushStateError(this.path, n, 'a pushed line is not "pushed <path> <sha256>"');
+          // Files pushed before any endpoint line: an older writer that named no receiver.
+          if (!current) current = this.byEndpoint.get('unknown') ?? this.byEndpoint.set('unknown', new Map()).get('unknown')!;
+          current.set(rel, digest);
+          return;
+        }
+        default:
+          // A later writer's line kind (asz's `rejected`) is passed over, as asz does with ours.
+          return;
+      }
+    });
+  }
+
+  private locked<T>(fn: () => T): T {
+    const lock = new FileLock(this.lockPath);
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    while (!lock.tryAcquire()) {
+      if (Date.now() > deadline) lock.acquire(); // throws LockBusyError naming the holder
+      sleepSync(20);
+    }
+    try {
+      return fn();
+    } finally {
+      lock.release();
+    }
+  }
+}
+
+function checkEntry(f: PushedFile): void {
+  if (!f.rel || /[\n\r]/.test(f.rel) || f.rel.startsWith('/')) throw new AszError(`not a root-relative path: ${JSON.stringify(f.rel)}`, PUSH_STATE);
+  if (!DIGEST.test(f.digest)) throw new AszError(`not a SHA-256 digest: ${JSON.stringify(f.digest)}`, PUSH_STATE);
+}
+
+/** The lock a pusher holds while it sends to one endpoint, so two processes never send the same files at once. */
+export function endpointLockPath(root: string, endpoint: string): string {
+  let h = 0x811c9dc5;
+  for (const c of Buffer.from(endpoint)) h = Math.imul(h ^ c, 0x01000193) >>> 0;
+  return join(root, `.push-${h.toString(16).padStart(8, '0')}.lock`);
+}
