@@ -15,7 +15,12 @@ import { protobufToOtlpJson } from '../../src/otlp/json.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { RawGrpcClient, ccLogsRequest, ccMetricsRequest, httpPost, startRunner } from '../helpers/otlp.js';
 
-afterAll(cleanupTemp);
+const runners: { child: { kill: (s?: NodeJS.Signals) => boolean; exitCode: number | null } }[] = [];
+afterAll(() => {
+  // A test that failed half-way must not leave its receiver process behind.
+  for (const r of runners) if (r.child.exitCode === null) r.child.kill('SIGKILL');
+  cleanupTemp();
+});
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -100,6 +105,7 @@ describe('malformed input', () => {
   test('hundreds of broken requests over HTTP and gRPC: all refused, nothing landed, the process survives', async () => {
     const root = tempDir('aszcol-otlp-bad-');
     const rx = await startRunner(root, { protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } }, max_request_bytes: MAX });
+    runners.push(rx);
     const r = rng(7);
     const cases = broken(r);
     const statuses = new Map<string, Set<number>>();
@@ -154,6 +160,7 @@ describe('malformed input', () => {
   test('one shared port: garbage and half-prefaces are dropped, both protocols still work', async () => {
     const root = tempDir('aszcol-otlp-bad-shared-');
     const rx = await startRunner(root, { endpoint: '127.0.0.1:0' });
+    runners.push(rx);
     const at = rx.addresses.endpoint!;
     const r = rng(11);
     for (let i = 0; i < 30; i++) await rawTcp(at, Buffer.from(Array.from({ length: 1 + Math.floor(r() * 300) }, () => Math.floor(r() * 256))));

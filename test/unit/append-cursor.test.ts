@@ -202,3 +202,18 @@ describe('append cursors, step by step', () => {
     expect(b.pass().conflicts).toBe(1);
   });
 });
+
+describe('cursors of other adapters', () => {
+  test('a pass leaves the OTLP receiver\'s cursor alone: it names no file this adapter reads', async () => {
+    const { mkdirSync, writeFileSync: write } = await import('node:fs');
+    const b = bench();
+    writeLines(b.main, lines(1));
+    b.pass();
+    const otlp = join(b.root, SID, 'otlp');
+    mkdirSync(otlp, { recursive: true });
+    write(join(otlp, 'otlp_log.cursor'), 'schema 1\nkind append\nsource otlp/logs\noffset 0\nord 0\nstate active\n');
+    const r = b.pass();
+    expect(r.sourceGone).toBe(0);
+    expect(loadCursor(join(otlp, 'otlp_log.cursor'))!.state).toBe('active');
+  });
+});

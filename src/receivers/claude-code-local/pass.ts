@@ -78,7 +78,9 @@ function sweepTemporaries(root: string, session: string): void {
  * is gone becomes `source_gone`. A permission error is not a missing file, so it leaves the cursor.
  */
 function markPruned(root: string, sourceRoot: string, session: string, listed: Set<string>, report: PassReport): void {
-  for (const { dir } of landedDirs(root, session)) {
+  // The OTLP receiver's cursors name no source file of this adapter's: they are left alone.
+  for (const { dir, otlp } of landedDirs(root, session)) {
+    if (otlp) continue;
     for (const name of listDir(dir)) {
       if (!name.endsWith('.cursor')) continue;
       const path = join(dir, name);
