@@ -8,7 +8,7 @@ import { assemble, headerCounts } from '../../assemble/assemble.js';
 import { chainInputDigest, encodeRound } from '../../formats/session-flow/encode.js';
 import { applyRound } from '../../formats/session-flow/fold.js';
 import { PARSER, POLICY, SF_SCHEMA, type RoundHeader } from '../../formats/session-flow/types.js';
-import { chainDir, loadChain, roundName, roundsDir, saveConversationState } from '../../storage/chain.js';
+import { chainDir, listRounds, loadChain, roundName, roundsDir, saveConversationState } from '../../storage/chain.js';
 import { loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
 import { FileLock } from '../../storage/lock.js';
 import { sessionLockPath } from '../../storage/layout.js';
@@ -68,7 +68,8 @@ export function parseSession(o: ParseOptions): ParseResult {
   const index = freshIndex(root, session);
   const result: ParseResult = { session, status: 'unchanged', rounds: [], throughSeq: 0, head: 0 };
   const lock = new FileLock(join(chainDir(root, session), '.lock'));
-  const hasChain = loadChain(root, session).rounds.length > 0;
+  // Only whether rounds exist: the chain is read and folded once, under the lock, below.
+  const hasChain = listRounds(root, session).length > 0;
   if (!index || index.indexedSeq === 0) {
     if (!hasChain) return { ...result, status: 'empty' };
   }
