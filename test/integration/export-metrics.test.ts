@@ -15,7 +15,7 @@ import { ccMetricsRequest } from '../helpers/otlp.js';
 import { startService } from '../helpers/service.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { attrs, OtlpSink } from './export-sink.js';
-import { buildRoot, pipelineYaml } from './export-root.js';
+import { buildRoot, copyRoot as copyRootOf, pipelineYaml } from './export-root.js';
 
 afterAll(cleanupTemp);
 
@@ -32,12 +32,7 @@ afterAll(async () => {
   await sink?.close();
 });
 
-function copyRoot(): string {
-  const d = join(tempDir('aszcol-export-m-copy-'), 'root');
-  cpSync(built, d, { recursive: true });
-  rmSync(join(d, 'push.state'), { force: true });
-  return d;
-}
+const copyRoot = () => copyRootOf(built, 'aszcol-export-m-copy-');
 
 /**
  * The expected token usage, computed here from the landed records by the rule (last fragment of

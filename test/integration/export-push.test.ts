@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { BIN, runCli } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { attrs, OtlpSink } from './export-sink.js';
-import { buildRoot, pipelineYaml, rootFiles } from './export-root.js';
+import { buildRoot, copyRoot as copyRootOf, pipelineYaml, rootFiles } from './export-root.js';
 
 afterAll(cleanupTemp);
 
@@ -35,13 +35,7 @@ afterAll(async () => {
   await sink?.close();
 });
 
-/** A fresh copy of the built root (push.state and all), so each test starts with nothing sent. */
-function copyRoot(): string {
-  const d = join(tempDir('aszcol-export-copy-'), 'root');
-  cpSync(built, d, { recursive: true });
-  rmSync(join(d, 'push.state'), { force: true });
-  return d;
-}
+const copyRoot = () => copyRootOf(built, 'aszcol-export-copy-');
 
 const ms = (t: string) => BigInt(Date.parse(t)) * 1_000_000n;
 

@@ -4,7 +4,8 @@
  * landed first is not the one whose id sorts first), one in three checkpoints (three rounds, and
  * transcripts landed in several files).
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tempDir } from '../helpers/tmp.js';
 import { join, relative } from 'node:path';
 import { createHash } from 'node:crypto';
 import { runCli, SHARED } from '../helpers/cli.js';
@@ -65,4 +66,12 @@ export function pipelineYaml(root: string, exporter: Record<string, unknown>, op
     `processors:\n  assembler:\n  token_metrics:\n    lookback: none\nexporters:\n  otlp/sink:\n${exp}\n${opts.extra ?? ''}` +
     `service:\n  pipelines:\n    sessions:\n      receivers: [claude_code_local]\n      processors: [assembler]\n      exporters: [otlp/sink]\n${metrics}` +
     '  telemetry:\n    metrics:\n      address: ""\n';
+}
+
+/** A fresh copy of a built root with nothing recorded as sent, so each test starts from zero. */
+export function copyRoot(built: string, prefix: string): string {
+  const d = join(tempDir(prefix), 'root');
+  cpSync(built, d, { recursive: true });
+  rmSync(join(d, 'push.state'), { force: true });
+  return d;
 }
