@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import { expandEnv } from './env.js';
 import { ConfigErrors } from './errors.js';
 import { validateLocalReceiverConfig, type LocalReceiverConfig } from './local-receiver.js';
-import { describe, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from './reader.js';
+import { bool, describe, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from './reader.js';
 import { ConfigError } from '../util/errors.js';
 import { PIPELINE_TYPES, SECTION, type ComponentFactory, type ComponentKind, type PipelineType } from '../service/component.js';
 import { LOG_LEVELS, type LogLevel } from '../service/log.js';
@@ -46,6 +46,11 @@ export interface ServiceConfig {
     logs: { level: LogLevel };
   };
   shutdownTimeoutMs: number;
+  /**
+   * On SIGTERM/SIGINT, after the pass in flight: stop the receivers' intake and run one last pass,
+   * so what reached the service is landed and sent before it exits (`service.final_pass`).
+   */
+  finalPass: boolean;
 }
 
 export interface AszConfig {
@@ -114,6 +119,7 @@ export function embeddedDefaultYaml(registry: Registry = REGISTRY): string {
     '    logs:',
     '      level: info',
     '  shutdown_timeout: 30s',
+    '  final_pass: true',
   );
   return lines.join('\n') + '\n';
 }
@@ -253,7 +259,7 @@ function readPipelines(
 }
 
 function readService(raw: Record<string, unknown>, comps: Record<ComponentKind, { valid: ComponentConfig[]; named: Set<string> }>, registry: Registry, p: Problems): ServiceConfig {
-  const svc = p.section(raw.service, 'service', ['extensions', 'pipelines', 'telemetry', 'shutdown_timeout']);
+  const svc = p.section(raw.service, 'service', ['extensions', 'pipelines', 'telemetry', 'shutdown_timeout', 'final_pass']);
   const extensions: string[] = [];
   const exts = p.try(() => strList(svc.extensions, 'service.extensions', [])) ?? [];
   exts.forEach((id, i) => {
@@ -270,7 +276,8 @@ function readService(raw: Record<string, unknown>, comps: Record<ComponentKind, 
   const address = addrText ? p.try(() => parseEndpoint(addrText, 'service.telemetry.metrics.address')) : undefined;
   const level = (p.try(() => str(logs.level, 'service.telemetry.logs.level', 'info', { oneOf: LOG_LEVELS })) ?? 'info') as LogLevel;
   const shutdownTimeoutMs = p.try(() => duration(svc.shutdown_timeout, 'service.shutdown_timeout', 30_000, { minMs: 100, maxMs: 3_600_000 })) ?? 30_000;
-  return { extensions, pipelines, impliedPipelines: implied, telemetry: { metrics: { address }, logs: { level } }, shutdownTimeoutMs };
+  const finalPass = p.try(() => bool(svc.final_pass, 'service.final_pass', true)) ?? true;
+  return { extensions, pipelines, impliedPipelines: implied, telemetry: { metrics: { address }, logs: { level } }, shutdownTimeoutMs, finalPass };
 }
 
 /**

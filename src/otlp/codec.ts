@@ -19,6 +19,8 @@ export type RefusalReason =
   | 'too_large'
   | 'unsupported_media_type'
   | 'spool_full'
+  /** The receiver's journal holds as much not yet landed as it may (`max_journal_bytes`). */
+  | 'backlog_full'
   | 'busy'
   | 'shutting_down'
   | 'storage_error'
@@ -182,6 +184,7 @@ export function grpcCodeOf(reason: RefusalReason): number {
       return GRPC.INVALID_ARGUMENT;
     case 'too_large':
     case 'spool_full':
+    case 'backlog_full':
       return GRPC.RESOURCE_EXHAUSTED;
     case 'not_found':
     case 'method_not_allowed':
@@ -205,6 +208,7 @@ export function httpStatusOf(reason: RefusalReason): number {
     case 'unsupported_media_type':
       return 415;
     case 'spool_full':
+    case 'backlog_full':
       return 429;
     case 'not_found':
       return 404;

@@ -32,9 +32,14 @@ export interface PassContext {
   readonly pass: number;
   readonly stage: PassStage;
   /**
-   * Aborted only when the service's shutdown timeout is about to run out during this pass: a
-   * stage should then stop at the next safe point (nothing half-written) and return. A plain
-   * SIGTERM does not abort it: the pass in flight is finished.
+   * True for the final pass on shutdown (after every `stopIntake`): what it does not land or send
+   * waits on disk for the next start, so a stage may log that instead of a retry it will not see.
+   */
+  readonly final: boolean;
+  /**
+   * Aborted only when the service's shutdown timeout is about to run out during this pass (the
+   * pass in flight or the final pass): a stage should then stop at the next safe point (nothing
+   * half-written) and return. A plain SIGTERM does not abort it: the pass in flight is finished.
    */
   readonly signal: AbortSignal;
   readonly log: Logger;
@@ -54,7 +59,22 @@ export type StageHook = (ctx: PassContext) => Promise<StageResult | void>;
 export interface Component {
   /** Bind ports, open files; throw to refuse to start (the service then stops what started). */
   start(): Promise<void>;
-  /** Stop accepting, flush, release. Called once, after the last pass has finished. */
+  /**
+   * Shutdown, step one, for a component that takes input between passes (a receiver with
+   * listeners): stop taking new input, and return once what was already taken is landed (or
+   * will be by the final pass's `land`). Keep everything the final pass needs: its stages still
+   * run after this, and `shutdown` comes after them. Called at most once, after the pass in flight
+   * has finished and only when `service.final_pass` is on; every component's at the same time.
+   * `signal` is aborted shortly before the shutdown deadline: stop waiting then (the service no
+   * longer waits either, runs no final pass, and calls `shutdown`). Throwing is logged; the final
+   * pass still runs. Components that take input only in a stage (the local receiver collects in
+   * `land`) leave it out.
+   */
+  stopIntake?(signal: AbortSignal): Promise<void>;
+  /**
+   * Stop accepting, flush, release. Called once, after the last pass (the final pass, when there
+   * is one) has finished, whether or not `stopIntake` was called or finished.
+   */
   shutdown(): Promise<void>;
   land?: StageHook;
   parse?: StageHook;

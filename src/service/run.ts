@@ -19,9 +19,10 @@ export const SERVICE_EXIT = { ok: 0, failed: 1 } as const;
 const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms).unref());
 
 /**
- * Drains within the shutdown timeout. Shortly before the deadline the stage in flight is asked
- * to stop at a safe point; at the deadline we give up and report failure, leaving what is on disk
- * consistent (every landed file is whole; a session lock left behind is taken over as stale).
+ * Drains within the shutdown timeout. Shortly before the deadline the stage in flight (of the
+ * pass in flight, or of the final pass) is asked to stop at a safe point, which leaves the margin
+ * for components to shut down; at the deadline we give up and report failure, leaving what is on
+ * disk consistent (every landed file is whole; a session lock left behind is taken over as stale).
  */
 export async function drain(svc: Service, timeoutMs: number, log: Logger): Promise<boolean> {
   const margin = Math.min(2000, Math.floor(timeoutMs / 5));

@@ -16,15 +16,23 @@ export interface SchedulerOptions {
   onPass: (status: PassStatus) => void;
 }
 
+/** How a final pass ended: `cut` when the shutdown deadline aborted it (some stage may have stopped early). */
+export interface FinalPass {
+  status: PassStatus;
+  cut: boolean;
+}
+
 /**
  * One pass per interval: every component's `land`, then every `parse`, `derive`, `send`, in
  * data-flow order (receivers, processors, exporters, extensions). The next pass starts an
  * interval after the previous one ended, so passes never overlap. A stage that throws or
  * reports problems fails the pass but not the stages after it: what landed is on disk either way.
+ * Once stopped, one final pass may run (the shutdown's), under the same abort signal.
  */
 export class PassScheduler {
   private stopping = false;
   private wake: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private loop: Promise<void> | undefined;
   private passNo = 0;
   private abort = new AbortController();
@@ -51,20 +59,41 @@ export class PassScheduler {
     this.abort.abort(new Error('shutdown timeout'));
   }
 
+  /** Aborted once the shutdown deadline is near; it stays aborted (no pass after that has time). */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /**
+   * After `stop`: one more pass, marked final. It shares the abort signal of every pass, so the
+   * drain's deadline bounds it exactly as it bounds the pass in flight.
+   */
+  async runFinal(): Promise<FinalPass> {
+    await this.stop(); // never alongside a regular pass
+    const status = await this.runPass({ final: true });
+    return { status, cut: this.abort.signal.aborted };
+  }
+
   private async run(): Promise<void> {
     while (!this.stopping) {
       await this.runPass();
       if (this.stopping) break;
       await new Promise<void>((res) => {
         this.wake = res;
-        setTimeout(res, this.opts.intervalMs).unref();
+        // Kept referenced: signal handlers do not keep the process alive, so in a service with no
+        // listener (telemetry off, no extension, only the local receiver) this timer is what
+        // waits for SIGTERM. `stop` wakes the loop, and the timer is cleared here.
+        this.timer = setTimeout(res, this.opts.intervalMs);
       });
+      clearTimeout(this.timer);
+      this.timer = undefined;
       this.wake = undefined;
     }
   }
 
   /** Runs one pass now (the loop's body; tests call it directly). */
-  async runPass(): Promise<PassStatus> {
+  async runPass(opts: { final?: boolean } = {}): Promise<PassStatus> {
+    const final = opts.final === true;
     const pass = ++this.passNo;
     const started = process.hrtime.bigint();
     const problems: string[] = [];
@@ -77,7 +106,7 @@ export class PassScheduler {
         const log = part.log.child({ pass, stage });
         let result: StageResult | void;
         try {
-          result = await hook.call(part.component, { pass, stage, signal: this.abort.signal, log });
+          result = await hook.call(part.component, { pass, stage, final, signal: this.abort.signal, log });
         } catch (err) {
           problems.push(`${part.kind}s/${part.id} ${stage}: ${(err as Error).message}`);
           log.error('stage failed', { error: err });
@@ -90,9 +119,9 @@ export class PassScheduler {
     }
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     const status: PassStatus = { pass, ok: problems.length === 0, at: rfc3339(nowNs()), durationMs: Math.round(durationMs * 1000) / 1000, problems };
-    const fields = { pass, ok: status.ok, duration_ms: status.durationMs, counts, ...(problems.length ? { problems } : {}) };
+    const fields = { pass, ...(final ? { final } : {}), ok: status.ok, duration_ms: status.durationMs, counts, ...(problems.length ? { problems } : {}) };
     if (!status.ok) this.opts.log.warn('pass finished with problems', fields);
-    else if (changed || pass === 1) this.opts.log.info('pass finished', fields);
+    else if (changed || pass === 1 || final) this.opts.log.info('pass finished', fields);
     else this.opts.log.debug('pass finished', fields);
     this.opts.onPass(status);
     return status;

@@ -2,6 +2,7 @@ import type { AszConfig, ComponentConfig } from '../config/config.js';
 import { rfc3339, nowNs } from '../util/time.js';
 import type { Component, ComponentKind, ComponentState, ComponentStatus, Host, PassStatus, ServiceStatus } from './component.js';
 import type { Logger } from './log.js';
+import { runFinalPass } from './final-pass.js';
 import { PassScheduler, type Scheduled } from './scheduler.js';
 import { ServiceTelemetry } from './telemetry.js';
 
@@ -87,8 +88,7 @@ export class Service implements Host {
       inst.log.info('component started', inst.addresses ? { addresses: inst.addresses } : undefined);
     }
     this.startedAt = rfc3339(nowNs());
-    const parts = FLOW_ORDER.flatMap((k) => this.instances.filter((i) => i.kind === k));
-    this.scheduler = new PassScheduler(parts, {
+    this.scheduler = new PassScheduler(this.flowOrder(), {
       intervalMs: this.passInterval(),
       log: this.log.child({ component: 'service' }),
       onPass: (s) => {
@@ -98,6 +98,11 @@ export class Service implements Host {
     });
     this.log.info('service started', { addresses: this.addresses(), pass_interval_ms: this.passInterval() });
     this.scheduler.start();
+  }
+
+  /** The components in the order data flows through a pass stage. */
+  private flowOrder(): Instance[] {
+    return FLOW_ORDER.flatMap((k) => this.instances.filter((i) => i.kind === k));
   }
 
   /** The smallest interval any running component asks for; 5 s when none asks. */
@@ -123,8 +128,10 @@ export class Service implements Host {
   }
 
   /**
-   * Drains: the pass in flight finishes, no new one starts, then components shut down in reverse
-   * start order (receivers stop accepting first, extensions go last). Safe to call more than once.
+   * Drains: the pass in flight finishes, no new one starts; then, with `service.final_pass` on,
+   * receivers stop their intake and one final pass lands and sends what arrived since (final-pass.ts);
+   * then components shut down in reverse start order (receivers stop accepting first, extensions
+   * go last). Safe to call more than once.
    */
   shutdown(): Promise<void> {
     this.shutdownPromise ??= this.doShutdown();
@@ -134,6 +141,11 @@ export class Service implements Host {
   private async doShutdown(): Promise<void> {
     this.log.info('service stopping: finishing the pass in flight');
     await this.scheduler?.stop();
+    // No scheduler: the start failed, and a pass over half-started components would prove nothing.
+    if (this.scheduler) {
+      if (this.cfg.service.finalPass) await runFinalPass(this.flowOrder(), this.scheduler, this.log);
+      else this.log.info('final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start');
+    }
     for (const inst of [...this.instances].reverse()) {
       if (inst.state === 'created') { inst.state = 'stopped'; continue; }
       inst.state = 'stopping';

@@ -20,6 +20,10 @@
  * (a crash mid-append) has no newline and is ignored, which leaves its files unsent: they go
  * again. When the appended `endpoint` lines outnumber the endpoints by far, the file is
  * rewritten whole, grouped by endpoint, atomically.
+ *
+ * A spool file removed once every receiver took it (spool-removal.ts) is forgotten here too,
+ * for every endpoint, but only after it is gone: forgetting a file that is still there would send
+ * it again.
  */
 import { closeSync, fsyncSync, openSync, readFileSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -60,6 +64,11 @@ export class PushState {
   private endpointLines = 0;
   /** The file's size as last read or written by us: a different size means another writer. */
   private knownSize = -1;
+  /**
+   * Its inode then: a rewrite installs a new file by rename, whose size may by chance equal the
+   * old one's, so the size alone could hide another writer's rewrite.
+   */
+  private knownIno = -1;
 
   constructor(readonly root: string) {
     this.path = join(root, PUSH_STATE);
@@ -97,7 +106,7 @@ export class PushState {
       } finally {
         closeSync(fd);
       }
-      this.knownSize = statSync(this.path).size;
+      this.noteWritten();
       this.endpointLines++;
       const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
       for (const f of files) m.set(f.rel, f.digest);
@@ -136,7 +145,7 @@ export class PushState {
         } finally {
           await fh.close();
         }
-        this.knownSize = statSync(this.path).size;
+        this.noteWritten();
         this.endpointLines++;
         const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
         for (const f of files) m.set(f.rel, f.digest);
@@ -148,6 +157,21 @@ export class PushState {
     const p = this.chain.then(run);
     this.chain = p.catch(() => undefined);
     return p;
+  }
+
+  /**
+   * Forgets files that are no longer in the root, for every endpoint, rewriting the file; returns
+   * how many lines went. Call it only once the files are gone (see the header).
+   */
+  forgetFiles(rels: ReadonlySet<string>): number {
+    if (rels.size === 0) return 0;
+    return this.locked(() => {
+      this.refresh();
+      let n = 0;
+      for (const m of this.byEndpoint.values()) for (const rel of rels) if (m.delete(rel)) n++;
+      if (n > 0) this.rewrite();
+      return n;
+    });
   }
 
   /** Forgets everything sent to `endpoint` (so it is sent again), rewriting the file. */
@@ -179,22 +203,33 @@ export class PushState {
       for (const [rel, digest] of files) lines.push(`pushed ${rel} ${digest}`);
     }
     replaceAtomically(this.path, lines.join('\n') + '\n');
-    this.knownSize = statSync(this.path).size;
+    this.noteWritten();
     this.endpointLines = this.byEndpoint.size;
   }
 
+  /** What we wrote is what we know: no need to read it back. */
+  private noteWritten(): void {
+    const st = statSync(this.path);
+    this.knownSize = st.size;
+    this.knownIno = st.ino;
+  }
+
   private refresh(): void {
-    let size: number;
+    let size: number, ino: number;
     try {
-      size = statSync(this.path).size;
+      const st = statSync(this.path);
+      size = st.size;
+      ino = st.ino;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       size = 0;
+      ino = -1;
     }
-    if (size === this.knownSize) return;
+    if (size === this.knownSize && ino === this.knownIno) return;
     this.byEndpoint.clear();
     this.endpointLines = 0;
     this.knownSize = size;
+    this.knownIno = ino;
     if (size === 0) return;
     const text = readFileSync(this.path, 'utf8');
     this.knownSize = Buffer.byteLength(text);

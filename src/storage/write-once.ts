@@ -6,7 +6,8 @@ function tempPath(final: string): string {
   return join(dirname(final), `.tmp-${basename(final)}-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
-function fsyncDir(dir: string): void {
+/** Makes a directory's entries (a rename, a link, an unlink in it) durable. */
+export function fsyncDir(dir: string): void {
   // A rename is durable only once the directory entry is; some filesystems refuse fsync on a directory.
   try {
     const fd = openSync(dir, 'r');

@@ -2,8 +2,13 @@
  * `npm run bench:receiver`: how fast the claude_code_otlp receiver takes requests, over gRPC and
  * HTTP, as a ratio against a no-op @grpc/grpc-js server and a no-op node:http server measured in
  * the same run with the same client and the same bytes. The no-op servers read the whole body
- * and answer an empty success; the receiver checks every byte, lands every request durably
- * (fsync) and answers only then. Prints JSON and writes bench-out/receiver.json.
+ * and answer an empty success; the receiver checks every byte, appends the request to its
+ * journal and answers once the journal is synced (fdatasync); its landing thread lands it
+ * meanwhile. After each receiver case the run waits for everything accepted to land and reports
+ * how long that took (`drain_ms`), checking that every accepted record and metrics request did
+ * land; and, for scale, how many such requests per second this disk can sync at all when
+ * `concurrency` of them share each sync (`disk_sync_req_per_s`). Prints JSON and writes
+ * bench-out/receiver.json.
  *
  * Each case: one load process (test/bench/receiver-client.ts) with a fixed concurrency, a short
  * warm-up, then a fixed measuring time, bounded in requests too. Claude-Code-sized requests are
@@ -14,7 +19,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +73,26 @@ class RssSampler {
   }
 }
 
+/** Requests per second this disk syncs when `group` requests of `bytes` share each fdatasync of an appended file. */
+function diskSyncRate(dir: string, bytes: number, group: number, ms = 1000): number {
+  const path = join(dir, 'disk-sync-probe');
+  const fd = openSync(path, 'w');
+  const buf = Buffer.alloc(bytes * group, 7);
+  let n = 0;
+  const start = Date.now();
+  try {
+    while (Date.now() - start < ms) {
+      writeSync(fd, buf);
+      fdatasyncSync(fd);
+      n += group;
+    }
+  } finally {
+    closeSync(fd);
+    unlinkSync(path);
+  }
+  return +(n / ((Date.now() - start) / 1000)).toFixed(1);
+}
+
 const rate = (r: ClientResult) => ({
   req_per_s: +(r.requests / r.seconds).toFixed(1),
   mb_per_s: +(r.bytes / MB / r.seconds).toFixed(1),
@@ -83,6 +108,7 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {
     benchmark: 'receiver', node: process.version, scale: SCALE,
     target: 'receiver / no-op >= 0.7 in requests/s; RSS flat across the sustained windows',
+    note: 'the receiver answers once the request is synced in its journal; drain_ms is the time after a case until everything it accepted had landed; disk_sync_req_per_s is how many such requests this disk can sync per second at all, `concurrency` per sync',
   };
   const sampler = new RssSampler();
   let receiver: OtlpReceiver | undefined;
@@ -124,12 +150,25 @@ async function main(): Promise<void> {
         if (only && !only.test(`${c.name}_${transport}`)) continue;
         const spec = { transport, signal: c.signal, size: c.size, concurrency: c.concurrency, durationMs: c.durationMs, warmupMs: 500, maxRequests: c.maxRequests };
         const noop = await load({ ...spec, address: transport === 'grpc' ? ng.address : nh.address });
+        const before = receiver.stats();
         sampler.start();
         const recv = await load({ ...spec, address: transport === 'grpc' ? ra.grpc! : ra.http! });
+        const t0 = Date.now();
+        const drained = await receiver.landed(300_000);
+        const drainMs = Date.now() - t0;
         sampler.stop();
+        const after = receiver.stats();
+        // Everything accepted landed: records for logs, one spool file per request for metrics.
+        const accepted = c.signal === 'metrics' ? after.accepted.metric_points - before.accepted.metric_points : after.accepted.log_records - before.accepted.log_records;
+        const landed = c.signal === 'metrics' ? after.landed.spool_files - before.landed.spool_files : after.landed.records - before.landed.records;
+        if (!drained || (c.signal === 'logs' && landed !== accepted) || (c.signal === 'metrics' && landed === 0)) {
+          throw new Error(`${c.name}_${transport}: accepted ${accepted} items but landed ${landed} (drained: ${drained})`);
+        }
         const ratio = +((recv.requests / recv.seconds) / (noop.requests / noop.seconds)).toFixed(2);
         out[`${c.name}_${transport}`] = {
           payload_bytes: recv.payload_bytes, concurrency: c.concurrency, noop: rate(noop), receiver: rate(recv), ratio, meets_target: ratio >= 0.7,
+          drain_ms: drainMs, landed: { items: landed, files: after.landed.files - before.landed.files + after.landed.spool_files - before.landed.spool_files },
+          disk_sync_req_per_s: diskSyncRate(base, recv.payload_bytes, c.concurrency),
         };
         process.stderr.write(`${c.name} ${transport}: no-op ${rate(noop).req_per_s}/s, receiver ${rate(recv).req_per_s}/s, ratio ${ratio}\n`);
       }

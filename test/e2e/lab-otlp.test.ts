@@ -104,6 +104,7 @@ describe('Claude Code exporting to the receiver', () => {
       const run = await labRun({ configDir: join(base, 'grpc-home'), cwd: join(base, 'grpc-work'), prompt: 'PARALLEL please', tools: 'Bash', log, otlp: `http://${r.addresses().grpc}`, protocol: 'grpc' });
       const truth = readRequestLog(log);
       expect(truth.length).toBeGreaterThanOrEqual(2);
+      expect(await r.landed(10_000)).toBe(true);
       checkAgainstGroundTruth(root, run.session_id, truth);
       expectTokensMatch(root, truth);
       expect(r.stats().requests.grpc).toBeGreaterThanOrEqual(2);
@@ -132,6 +133,7 @@ describe('Claude Code exporting to the receiver', () => {
       const metricsSent = proxy.seen.filter((s) => s.path === '/v1/metrics');
       expect(logsSent.length).toBeGreaterThan(0);
       expect(metricsSent.length).toBeGreaterThan(0);
+      expect(await r.landed(10_000)).toBe(true);
 
       // Each metrics request is in the spool exactly as it was sent.
       const spool = spooled(root).map((b) => b.toString('base64')).sort();
@@ -166,6 +168,7 @@ describe('Claude Code exporting to the receiver', () => {
         labRun({ configDir: join(base, 'sa-home'), cwd: join(base, 'sa-work'), prompt: 'PARALLEL please', tools: 'Bash', log: logA, otlp: `http://${at}`, protocol: 'grpc' }),
         labRun({ configDir: join(base, 'sb-home'), cwd: join(base, 'sb-work'), prompt: 'PARALLEL please', tools: 'Bash', log: logB, otlp: `http://${at}`, protocol: 'http/protobuf' }),
       ]);
+      expect(await r.landed(10_000)).toBe(true);
       checkAgainstGroundTruth(root, a.session_id, readRequestLog(logA));
       checkAgainstGroundTruth(root, b.session_id, readRequestLog(logB));
       expectTokensMatch(root, [...readRequestLog(logA), ...readRequestLog(logB)]);

@@ -25,11 +25,34 @@ export interface FakeConfig {
   interval: number;
   /** `shutdown` takes this long (ms). */
   shutdownDelay: number;
+  /** A stage hook of the final pass sleeps this long (ms), unless aborted; other passes are quick. */
+  finalDelay: number;
+  /** It takes input between passes: it has `stopIntake` (the others have none, as the local receiver). */
+  intake: boolean;
+  /** `stopIntake` takes this long (ms), and does not heed the abort: a hook that hangs. */
+  intakeDelay: number;
+  /** `stopIntake` throws with this text. */
+  failIntake: string;
 }
 
-/** A component that records every call in a journal. */
+/**
+ * A component that records every call in a journal. A stage of the final pass is journalled with
+ * ` final` after its pass number (`land receivers/a #2 final`).
+ */
 class FakeComponent implements Component {
-  constructor(private readonly cfg: FakeConfig, private readonly s: ComponentSettings, private readonly j: Journal) {}
+  /** Only with `intake`: the host must cope with components that have none. */
+  stopIntake?: (signal: AbortSignal) => Promise<void>;
+
+  constructor(private readonly cfg: FakeConfig, private readonly s: ComponentSettings, private readonly j: Journal) {
+    if (cfg.intake) {
+      this.stopIntake = async (signal) => {
+        this.j.push(`stop-intake ${this.name}`);
+        if (cfg.intakeDelay) await new Promise((r) => setTimeout(r, cfg.intakeDelay));
+        if (cfg.failIntake) throw new Error(cfg.failIntake);
+        this.j.push(`stop-intake-done ${this.name}${signal.aborted ? ' aborted' : ''}`);
+      };
+    }
+  }
   private get name() {
     return `${this.s.kind}s/${this.s.id}`;
   }
@@ -42,12 +65,14 @@ class FakeComponent implements Component {
     if (this.cfg.shutdownDelay) await new Promise((r) => setTimeout(r, this.cfg.shutdownDelay));
   }
   private async stage(stage: string, ctx: PassContext): Promise<StageResult> {
-    this.j.push(`${stage} ${this.name} #${ctx.pass}`);
-    if (this.cfg.delay) {
-      const until = Date.now() + this.cfg.delay;
+    const pass = `#${ctx.pass}${ctx.final ? ' final' : ''}`;
+    this.j.push(`${stage} ${this.name} ${pass}`);
+    const delay = ctx.final && this.cfg.finalDelay ? this.cfg.finalDelay : this.cfg.delay;
+    if (delay) {
+      const until = Date.now() + delay;
       while (Date.now() < until && !ctx.signal.aborted) await new Promise((r) => setTimeout(r, 10));
     }
-    this.j.push(`${stage}-done ${this.name} #${ctx.pass}${ctx.signal.aborted ? ' aborted' : ''}`);
+    this.j.push(`${stage}-done ${this.name} ${pass}${ctx.signal.aborted ? ' aborted' : ''}`);
     if (this.cfg.failStage === stage) {
       if (this.cfg.throwStage) throw new Error(`${stage} blew up`);
       return { problems: [`${this.name}: ${stage} could not be done`] };
@@ -64,7 +89,7 @@ class FakeComponent implements Component {
 
 export function fakeFactory(kind: ComponentKind, type: string, journal: Journal): ComponentFactory<FakeConfig> {
   const validate = (raw: unknown, path: string): FakeConfig => {
-    const m = mapping(raw, path, ['delay', 'fail_start', 'fail_stage', 'throw', 'interval', 'endpoint', 'shutdown_delay']);
+    const m = mapping(raw, path, ['delay', 'fail_start', 'fail_stage', 'throw', 'interval', 'endpoint', 'shutdown_delay', 'final_delay', 'intake', 'intake_delay', 'fail_intake']);
     if (m.endpoint !== undefined && !/^\S+:\d+$/.test(String(m.endpoint))) throw new ConfigError(join(path, 'endpoint'), 'must be host:port');
     return {
       delay: int(m.delay, join(path, 'delay'), 0, { min: 0 }),
@@ -73,6 +98,10 @@ export function fakeFactory(kind: ComponentKind, type: string, journal: Journal)
       throwStage: m.throw === true,
       interval: int(m.interval, join(path, 'interval'), 0, { min: 0 }),
       shutdownDelay: int(m.shutdown_delay, join(path, 'shutdown_delay'), 0, { min: 0 }),
+      finalDelay: int(m.final_delay, join(path, 'final_delay'), 0, { min: 0 }),
+      intake: m.intake === true,
+      intakeDelay: int(m.intake_delay, join(path, 'intake_delay'), 0, { min: 0 }),
+      failIntake: str(m.fail_intake, join(path, 'fail_intake'), ''),
     };
   };
   return {

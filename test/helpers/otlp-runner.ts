@@ -13,10 +13,11 @@ const receiver = new OtlpReceiver(validateOtlpReceiverConfig(JSON.parse(cfgJson 
   log: (level, msg, fields) => process.stderr.write(JSON.stringify({ level, msg, ...fields }) + '\n'),
 });
 await receiver.start();
-process.stdout.write(JSON.stringify({ addresses: receiver.addresses(), pid: process.pid }) + '\n');
 process.on('SIGTERM', () => {
   void receiver.shutdown().then(() => {
     process.stdout.write(JSON.stringify({ stats: receiver.stats() }) + '\n');
     process.exit(0);
   });
 });
+// Only now say where it listens: a pipe write is synchronous, so the parent may signal at once.
+process.stdout.write(JSON.stringify({ addresses: receiver.addresses(), pid: process.pid }) + '\n');

@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { requestType, type Signal } from '../../src/otlp/proto.js';
 import { protobufToOtlpJson } from '../../src/otlp/json.js';
+import { eventually } from '../helpers/wait.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { RawGrpcClient, ccLogsRequest, ccMetricsRequest, httpPost, startRunner } from '../helpers/otlp.js';
 
@@ -148,6 +149,7 @@ describe('malformed input', () => {
 
     // Still serving: a good request lands.
     expect((await httpPost(rx.addresses.http!, '/v1/logs', ccLogsRequest('M-ok'), { 'content-type': 'application/x-protobuf' }, false)).status).toBe(200);
+    expect(await eventually(() => landed(root).length === 1)).toBe(true);
     expect(landed(root)).toHaveLength(1);
     const { code, stats } = await rx.stop();
     expect(code).toBe(0);
@@ -172,7 +174,7 @@ describe('malformed input', () => {
     expect((await c.export('logs', ccLogsRequest('SH-1'))).code).toBe(grpc.status.OK);
     c.close();
     expect((await httpPost(at, '/v1/logs', ccLogsRequest('SH-2'), { 'content-type': 'application/x-protobuf' }, false)).status).toBe(200);
-    expect(landed(root)).toHaveLength(2);
+    expect(await eventually(() => landed(root).length === 2)).toBe(true);
     expect((await rx.stop()).code).toBe(0);
   });
 });

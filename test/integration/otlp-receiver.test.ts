@@ -62,6 +62,7 @@ describe('claude_code_otlp over HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/x-protobuf');
     expect(res.body.length).toBe(0); // an empty ExportLogsServiceResponse: full success
+    expect(await rx.r.landed(10_000)).toBe(true);
     const files = landedFiles(root, 'S-http');
     expect(files).toHaveLength(1);
     const f = files[0]!;
@@ -87,6 +88,7 @@ describe('claude_code_otlp over HTTP', () => {
     expect((await httpPost(rx.http, '/v1/logs', req, PB)).status).toBe(200);
     const again = await httpPost(rx.http, '/v1/logs', req, PB);
     expect(again.status).toBe(200);
+    await rx.r.landed(10_000);
     const files = landedFiles(root, 'S-http');
     expect(files.map((f) => f.seq)).toEqual([1, 2]);
     expect(files[1]!.records.map((r) => r.ord)).toEqual([6, 7, 8, 9, 10]);
@@ -96,6 +98,7 @@ describe('claude_code_otlp over HTTP', () => {
     expect(rx.r.stats().accepted.log_records).toBe(10);
     // The same request gzip-encoded is other bytes on the wire: not an exact retry, so it lands.
     expect((await httpPost(rx.http, '/v1/logs', gzipSync(req), { ...PB, 'content-encoding': 'gzip' })).status).toBe(200);
+    await rx.r.landed(10_000);
     expect(landedFiles(root, 'S-http')).toHaveLength(3);
   });
 
@@ -106,6 +109,7 @@ describe('claude_code_otlp over HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
     expect(JSON.parse(res.body.toString())).toEqual({});
+    await rx.r.landed(10_000);
     const landed = landedFiles(root, 'S-json')[0]!.records;
     expect(landed.map((r) => r.sha)).toEqual(recordBytes(pb).map(sha12));
   });
@@ -115,6 +119,7 @@ describe('claude_code_otlp over HTTP', () => {
     expect((await httpPost(rx.http, '/v1/metrics', pb, PB)).status).toBe(200);
     const pb2 = ccMetricsRequest('S-http', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 }, Date.UTC(2026, 10, 30, 6));
     expect((await httpPost(rx.http, '/v1/metrics', protobufToOtlpJson(requestType('metrics'), pb2), JSON_CT)).status).toBe(200);
+    await rx.r.landed(10_000);
     const files = spoolFiles(root);
     expect(files).toHaveLength(2);
     expect(files[0]).toMatch(/^metrics-\d{8}T\d{6}\.\d{9}Z-000001-otlp\.pb$/);
@@ -131,6 +136,7 @@ describe('claude_code_otlp over HTTP', () => {
       { traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2), name: 'claude_code.interaction', attributes: [{ key: 'session.id', value: { stringValue: 'S-span' } }] },
     ] }] }] })).finish());
     expect((await httpPost(rx.http, '/v1/traces', body, PB)).status).toBe(200);
+    await rx.r.landed(10_000);
     const f = landedFiles(root, 'S-span');
     expect(f).toHaveLength(1);
     expect(f[0]!.header).toMatchObject({ kind: 'otlp_span', src: 'otlp/traces' });
@@ -150,6 +156,7 @@ describe('claude_code_otlp over HTTP', () => {
     const body = responseType('logs').toObject(responseType('logs').decode(res.body), { longs: Number }) as { partialSuccess: { rejectedLogRecords: number; errorMessage: string } };
     expect(body.partialSuccess.rejectedLogRecords).toBe(2);
     expect(body.partialSuccess.errorMessage).toMatch(/1 log records carry no session.id.*1 log records carry a session.id that cannot name a directory \("\.\.\/escape"\)/);
+    await rx.r.landed(10_000);
     expect(landedFiles(root, 'S-part')[0]!.records).toHaveLength(2);
     expect(existsSync(join(root, '..', 'escape'))).toBe(false);
     const json = await httpPost(rx.http, '/v1/logs', protobufToOtlpJson(requestType('logs'), logsRequest([ccLogRecord(undefined, { name: 'x', seq: 0, timeMs: 5 })])), JSON_CT);
@@ -177,6 +184,7 @@ describe('claude_code_otlp over HTTP', () => {
     expect([bj.status, JSON.parse(bj.body.toString())]).toEqual([400, { code: 3, message: 'not an OTLP metrics request: resourceMetrics: expected an array, got number 5' }]);
     const get = await new Promise<number>((resolve) => request(`http://${rx.http}/v1/logs`, (res) => { res.resume(); resolve(res.statusCode!); }).end());
     expect(get).toBe(405);
+    await rx.r.landed(10_000);
     expect(sdFiles(root).length).toBe(before.sd);
     expect(spoolFiles(root).length).toBe(before.spool);
     await rx.r.shutdown();
@@ -213,10 +221,12 @@ describe('claude_code_otlp over gRPC', () => {
       expect((await c.export('logs', logs)).code).toBe(grpc.status.OK);
       const metrics = ccMetricsRequest('S-grpc', tokens);
       expect((await c.export('metrics', metrics)).code).toBe(grpc.status.OK);
+      await rx.r.landed(10_000);
       expect(landedFiles(root, 'S-grpc')[0]!.records.map((r) => r.sha)).toEqual(recordBytes(logs).map(sha12));
       expect(readFileSync(join(root, '_metrics', spoolFiles(root)[0]!)).equals(metrics)).toBe(true);
       // Exact retry over gRPC too.
       expect((await c.export('logs', logs)).code).toBe(grpc.status.OK);
+      await rx.r.landed(10_000);
       expect(landedFiles(root, 'S-grpc')).toHaveLength(1);
 
       const bad = await c.export('logs', Buffer.from('not protobuf at all, not at all'));
@@ -225,6 +235,7 @@ describe('claude_code_otlp over gRPC', () => {
       expect([over.code, over.details]).toEqual([grpc.status.RESOURCE_EXHAUSTED, 'the message is 300000 bytes, over the limit of 262144 (max_request_bytes)']);
       expect(over.metadata?.get('grpc-status-details-bin') ?? []).toEqual([]); // not retryable: no RetryInfo
       expect(rx.r.stats().requests.grpc).toBe(5);
+      await rx.r.landed(10_000);
       expect(verifyRoot(root).problems).toEqual([]);
     } finally {
       c.close();
@@ -241,6 +252,7 @@ describe('limits, locks and lifecycle', () => {
     try {
       const m = (t: number) => ccMetricsRequest('S', tokens, t);
       expect((await httpPost(rx.http, '/v1/metrics', m(1), PB)).status).toBe(200);
+      await rx.r.landed(10_000);
       const full = await httpPost(rx.http, '/v1/metrics', m(2), PB);
       expect([full.status, full.headers['retry-after']]).toEqual([429, '30']);
       expect(otlpTypes().Status.decode(full.body).toJSON().message).toMatch(/at its limit of 3072 \(max_spool_bytes\)/);
@@ -250,6 +262,7 @@ describe('limits, locks and lifecycle', () => {
       expect(detail.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
       expect(detail.details[0]!.type_url).toBe('type.googleapis.com/google.rpc.RetryInfo');
       expect(otlpTypes().RetryInfo.toObject(otlpTypes().RetryInfo.decode(detail.details[0]!.value), { longs: Number })).toEqual({ retryDelay: { seconds: 30 } });
+      await rx.r.landed(10_000);
       expect(spoolFiles(root)).toHaveLength(1);
       expect(rx.r.stats().refused_requests.spool_full).toBe(2);
       // Logs still land: the limit is the metrics spool's.
@@ -260,30 +273,34 @@ describe('limits, locks and lifecycle', () => {
     }
   });
 
-  test('a session locked by another collector: the request waits up to lock_wait, then is refused as retryable; nothing is lost', async () => {
+  test('a session locked by another collector: the request is answered at once, its records wait in the journal and land when the lock is free', async () => {
     const root = tempDir('aszcol-otlp-lock-');
-    const rx = await start(root, { lock_wait: '300ms' });
+    const logs: string[] = [];
+    const r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { http: { endpoint: '127.0.0.1:0' } }, lock_wait: '300ms' }), {
+      storageRoot: root, log: (level, msg) => logs.push(`${level} ${msg}`),
+    });
+    await r.start();
     const lock = new FileLock(sessionLockPath(root, 'S-locked'));
     lock.acquire();
     try {
       const req = ccLogsRequest('S-locked');
-      const t0 = Date.now();
-      const busy = await httpPost(rx.http, '/v1/logs', req, PB);
-      expect([busy.status, busy.headers['retry-after']]).toEqual([503, '1']);
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+      expect((await httpPost(r.addresses().http!, '/v1/logs', req, PB)).status).toBe(200);
+      expect(await r.landed(800)).toBe(false);
       expect(sdFiles(root)).toHaveLength(0);
-      // The client retries the same bytes; this time the lock is released while it waits.
-      const retry = httpPost(rx.http, '/v1/logs', req, PB);
-      setTimeout(() => lock.release(), 100);
-      expect((await retry).status).toBe(200);
+      expect(r.stats()).toMatchObject({ waiting_sessions: 1, accepted: { log_records: 5 } });
+      expect(r.stats().journal_bytes).toBeGreaterThan(req.length);
+      expect(logs.some((l) => /^warn session S-locked is locked by another collector .*its 5 records wait in the journal/.test(l))).toBe(true);
+      lock.release();
+      expect(await r.landed(10_000)).toBe(true);
       expect(landedFiles(root, 'S-locked')[0]!.records).toHaveLength(5);
+      expect(r.stats()).toMatchObject({ waiting_sessions: 0, journal_bytes: 0 });
     } finally {
       lock.release();
-      await rx.r.shutdown();
+      await r.shutdown();
     }
   });
 
-  test('a request for two sessions, one locked: the retry lands only what did not land the first time', async () => {
+  test('a request for two sessions, one locked: the free one lands at once, the other when its lock is free, nothing twice', async () => {
     const root = tempDir('aszcol-otlp-partial-');
     const rx = await start(root, { lock_wait: '200ms' });
     const lock = new FileLock(sessionLockPath(root, 'S-B'));
@@ -294,14 +311,21 @@ describe('limits, locks and lifecycle', () => {
         ccLogRecord('S-B', { name: 'user_prompt', seq: 0, timeMs: 2 }),
         ccLogRecord('S-A', { name: 'user_prompt', seq: 1, timeMs: 3 }),
       ]);
-      expect((await httpPost(rx.http, '/v1/logs', req, PB)).status).toBe(503);
-      expect(landedFiles(root, 'S-A').flatMap((f) => f.records)).toHaveLength(2);
-      expect(existsSync(join(root, 'S-B', 'otlp'))).toBe(false);
-      lock.release();
       expect((await httpPost(rx.http, '/v1/logs', req, PB)).status).toBe(200);
-      expect(landedFiles(root, 'S-A').flatMap((f) => f.records)).toHaveLength(2); // not landed twice
-      expect(landedFiles(root, 'S-B').flatMap((f) => f.records)).toHaveLength(1);
-      expect(rx.r.stats().accepted.log_records).toBe(3);
+      // A second request for both while S-B waits: S-B's records stay in order behind the first ones.
+      const req2 = logsRequest([ccLogRecord('S-B', { name: 'user_prompt', seq: 1, timeMs: 4 }), ccLogRecord('S-A', { name: 'user_prompt', seq: 2, timeMs: 5 })]);
+      expect((await httpPost(rx.http, '/v1/logs', req2, PB)).status).toBe(200);
+      for (let i = 0; i < 100 && landedFiles(root, 'S-A').flatMap((f) => f.records).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(landedFiles(root, 'S-A').flatMap((f) => f.records.map((x) => x.ord))).toEqual([1, 2, 3]);
+      expect(sdFiles(root).filter((n) => n.startsWith('otlp_log')).length).toBe(landedFiles(root, 'S-A').length);
+      lock.release();
+      expect(await rx.r.landed(10_000)).toBe(true);
+      expect(landedFiles(root, 'S-A').flatMap((f) => f.records)).toHaveLength(3); // not landed twice
+      const b = landedFiles(root, 'S-B').flatMap((f) => f.records);
+      expect(b.map((x) => x.ord)).toEqual([1, 2]);
+      expect(b.map((x) => x.sha)).toEqual([sha12(recordBytes(req)[1]!), sha12(recordBytes(req2)[0]!)]); // in the order received
+      expect(rx.r.stats().accepted.log_records).toBe(5);
+      expect(verifyRoot(root).problems).toEqual([]);
     } finally {
       lock.release();
       await rx.r.shutdown();
@@ -320,6 +344,7 @@ describe('limits, locks and lifecycle', () => {
       expect((await c.export('logs', ccLogsRequest('S-one', 5, Date.UTC(2026, 10, 30, 7), 'g'))).code).toBe(grpc.status.OK);
       expect((await c.export('metrics', ccMetricsRequest('S-one', tokens))).code).toBe(grpc.status.OK);
       expect((await httpPost(at.endpoint!, '/v1/metrics', ccMetricsRequest('S-one', tokens, 9), PB)).status).toBe(200);
+      await r.landed(10_000);
       expect(landedFiles(root, 'S-one').flatMap((f) => f.records.map((x) => x.ord))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       expect(spoolFiles(root)).toHaveLength(2);
       expect(r.stats().requests).toMatchObject({ grpc: 2, http: 2 });
@@ -354,16 +379,14 @@ describe('limits, locks and lifecycle', () => {
     expect(verifyRoot(root).problems).toEqual([]);
   });
 
-  test('shutdown lets a request in flight land, then stops listening and releases every lock', async () => {
+  test('shutdown lands what was accepted before it stops, then releases every lock', async () => {
     const root = tempDir('aszcol-otlp-drain-');
     const rx = await start(root, { lock_wait: '5s' });
     const lock = new FileLock(sessionLockPath(root, 'S-drain'));
     lock.acquire();
-    const inflight = httpPost(rx.http, '/v1/logs', ccLogsRequest('S-drain'), PB, false);
-    await new Promise((r) => setTimeout(r, 100));
+    expect((await httpPost(rx.http, '/v1/logs', ccLogsRequest('S-drain'), PB, false)).status).toBe(200);
     const stopping = rx.r.shutdown();
     setTimeout(() => lock.release(), 200);
-    expect((await inflight).status).toBe(200);
     await stopping;
     expect(landedFiles(root, 'S-drain')[0]!.records).toHaveLength(5);
     expect(existsSync(sessionLockPath(root, 'S-drain'))).toBe(false);

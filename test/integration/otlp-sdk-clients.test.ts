@@ -64,6 +64,7 @@ describe('the OpenTelemetry JS SDK exporters as clients', () => {
     await emitLogs(new LogsJson({ url: `http://${http}/v1/logs` }), 'sdk-json', 7);
     await emitLogs(new LogsProto({ url: `http://${http}/v1/logs` }), 'sdk-proto', 7);
     await emitLogs(new LogsGrpc({ url: `http://${grpcAt}` }), 'sdk-grpc', 7);
+    expect(await r.landed(10_000)).toBe(true);
     for (const s of ['sdk-json', 'sdk-proto', 'sdk-grpc']) {
       const recs = landedFiles(root, s).flatMap((f) => f.records);
       expect(recs.map((x) => x.ord)).toEqual([1, 2, 3, 4, 5, 6, 7]);
@@ -80,6 +81,7 @@ describe('the OpenTelemetry JS SDK exporters as clients', () => {
     await emitTokens(new MetricsJson({ url: `http://${http}/v1/metrics`, temporalityPreference: AggregationTemporality.DELTA }), 'sdk-m', counts);
     await emitTokens(new MetricsProto({ url: `http://${http}/v1/metrics`, temporalityPreference: AggregationTemporality.DELTA }), 'sdk-m', counts);
     await emitTokens(new MetricsGrpc({ url: `http://${grpcAt}`, temporalityPreference: AggregationTemporality.DELTA }), 'sdk-m', counts);
+    expect(await r.landed(10_000)).toBe(true);
     const files = spool(root);
     expect(files.length).toBeGreaterThanOrEqual(3);
     expect(tokenSums(files)).toEqual({ input: 600, output: 240, cacheRead: 1800, cacheCreation: 120 });
@@ -92,6 +94,7 @@ describe('the OpenTelemetry JS SDK exporters as clients', () => {
     s.end();
     await provider.forceFlush();
     await provider.shutdown();
+    expect(await r.landed(10_000)).toBe(true);
     const f = landedFiles(root, 'sdk-span');
     expect(f.map((x) => x.header.kind)).toEqual(['otlp_span']);
     expect(f[0]!.records[0]).toMatchObject({ ord: 1, off: 0, tool: 'toolu_9' });

@@ -1,10 +1,13 @@
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
+import { mainPath, TranscriptBuilder } from '../helpers/cc.js';
+import { foldOf } from '../helpers/parse.js';
+import { attrs, OtlpSink } from './export-sink.js';
 import { landedFiles, recordsOf } from '../helpers/root.js';
 import { locksUnder, pollHttp, startService } from '../helpers/service.js';
 import { REGISTRY } from '../../src/service/registry.js';
@@ -102,7 +105,9 @@ describe('aszcol as a service process', () => {
     // The signal arrived while pass 1 was in flight, and the drain waited for it.
     expect(passDone).toBeGreaterThan(signalled);
     expect(msgs.indexOf('service stopped')).toBeGreaterThan(passDone);
-    expect(svc.logs.some((l) => l.pass === 2)).toBe(false);
+    // No regular pass followed: pass 2 is the shutdown's final pass (nothing new to land), and the last.
+    expect(svc.logs.filter((l) => l.msg === 'pass finished' && l.pass === 2)).toEqual([expect.objectContaining({ final: true, ok: true })]);
+    expect(svc.logs.some((l) => (l.pass as number) > 2)).toBe(false);
     expect(locksUnder(root)).toEqual([]);
     for (let i = 0; i < N; i++) expect(recordsOf(landedFiles(root, sid(100 + i)))).toHaveLength(1000);
     const verify = await runCli(['verify', '--config', config]);
@@ -142,8 +147,149 @@ describe('aszcol as a service process', () => {
     const svc = startService(['--config', config]);
     const { code } = await svc.exited;
     expect(code).toBe(2);
-    expect(svc.plain).toContain('aszcol: configuration error: service.pipeline_timeout: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout');
+    expect(svc.plain).toContain('aszcol: configuration error: service.pipeline_timeout: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout, final_pass');
     expect(svc.logs).toEqual([]);
+  });
+});
+
+describe('the final pass on SIGTERM', () => {
+  let sink: OtlpSink;
+  beforeAll(async () => {
+    sink = new OtlpSink();
+    await sink.start();
+  });
+  afterAll(async () => {
+    await sink?.close();
+  });
+
+  /**
+   * The local receiver with an interval no test waits out (so after pass 1 only the final pass can
+   * land anything), the assembler, and, unless `exporter: false`, an otlp exporter to the sink.
+   * Nothing listens (telemetry off, no extension): the pass timer alone keeps the process waiting
+   * for the signal.
+   */
+  function finalSetup(opts: { service?: string; exporter?: boolean } = {}) {
+    const base = tempDir();
+    const root = join(base, 'data');
+    const src = join(base, 'projects');
+    mkdirSync(src, { recursive: true });
+    const config = join(base, 'aszcol.yaml');
+    const exporter = opts.exporter !== false;
+    writeFileSync(config, `storage:
+  root: ${JSON.stringify(root)}
+receivers:
+  claude_code_local:
+    source_root: ${JSON.stringify(src)}
+    exclude: []
+    interval: 1h
+processors:
+  assembler:
+${exporter ? `exporters:\n  otlp/sink:\n    endpoint: ${sink.grpcAddress}\n` : ''}service:
+  pipelines:
+    sessions:
+      receivers: [claude_code_local]
+      processors: [assembler]
+${exporter ? '      exporters: [otlp/sink]\n' : ''}  telemetry:
+    metrics:
+      address: ""
+${opts.service ?? ''}`);
+    return { root, src, config };
+  }
+
+  /** One prompt and its answer, written as Claude Code would: two transcript lines. */
+  function writeCycle(src: string, session: string): void {
+    const b = new TranscriptBuilder(session);
+    b.prompt('written after the last pass', 'p-final-1');
+    b.fragment('msg_final_1', { type: 'text', text: 'landed on the way out' });
+    b.write(mainPath(src, '-w', session));
+  }
+
+  /** The sink's accepted log records for a session, by format (sd: landed files, sf: rounds). */
+  const sentFor = (session: string, since = 0) =>
+    sink.logRecords().slice(since).map((r) => attrs(r.record.attributes)).filter((a) => a['asz.session'] === session).map((a) => a['asz.format']);
+
+  test('what was written after the last pass is landed, parsed and sent before exit 0', async () => {
+    const { root, src, config } = finalSetup({ service: '  shutdown_timeout: 10s\n' });
+    const session = sid(300);
+    const svc = startService(['--config', config]);
+    await svc.waitFor((r) => r.msg === 'pass finished' && r.pass === 1);
+    writeCycle(src, session);
+    const since = sink.logRecords().length;
+    const t0 = Date.now();
+    svc.child.kill('SIGTERM');
+    const { code, at } = await svc.exited;
+    expect(code).toBe(0);
+    expect(at - t0).toBeLessThan(10_000);
+    const final = svc.logs.find((l) => l.msg === 'pass finished' && l.final === true);
+    expect(final).toMatchObject({ level: 'info', pass: 2, ok: true });
+    const counts = final!.counts as Record<string, Record<string, number>>;
+    expect(counts['receivers/claude_code_local']!.landed_records).toBe(2);
+    expect(counts['processors/assembler']!.rounds).toBeGreaterThanOrEqual(1);
+    expect(counts['exporters/otlp/sink']!.log_files).toBeGreaterThanOrEqual(2);
+    // On disk: landed and parsed.
+    expect(recordsOf(landedFiles(root, session))).toHaveLength(2);
+    expect(foldOf(root, session).chain.rounds.length).toBeGreaterThanOrEqual(1);
+    // At the receiver: the landed transcript and the round.
+    const sent = sentFor(session, since);
+    expect(sent).toContain('sd');
+    expect(sent).toContain('sf');
+    const msgs = svc.logs.map((l) => l.msg);
+    expect(msgs.indexOf('signal received: draining')).toBeLessThan(msgs.indexOf('final pass: landing and sending what arrived since the last pass'));
+    expect(msgs.indexOf('final pass: landing and sending what arrived since the last pass')).toBeLessThan(msgs.indexOf('service stopped'));
+    expect(svc.logs.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
+    expect(locksUnder(root)).toEqual([]);
+  });
+
+  test('a final pass that runs into service.shutdown_timeout is cut: exit 0 in time, and what it did not send goes at the next start', async () => {
+    const { root, src, config } = finalSetup({ service: '  shutdown_timeout: 3s\n' });
+    const session = sid(301);
+    const svc = startService(['--config', config]);
+    await svc.waitFor((r) => r.msg === 'pass finished' && r.pass === 1);
+    writeCycle(src, session);
+    sink.fault({ kind: 'hang' }); // the final pass's first request never gets an answer
+    const t0 = Date.now();
+    svc.child.kill('SIGTERM');
+    const { code, at } = await svc.exited;
+    expect(code).toBe(0); // a drain past the deadline would exit 1
+    // Aborted 600 ms before the 3 s deadline; the rest is shutting down and the process exiting.
+    expect(at - t0).toBeGreaterThanOrEqual(2000);
+    expect(at - t0).toBeLessThan(3500);
+    expect(svc.logs.find((l) => l.msg.startsWith('final pass cut short'))).toMatchObject({
+      level: 'warn', component: 'service', pass: 2,
+      msg: 'final pass cut short by service.shutdown_timeout; what was not landed or sent stays on disk for the next start',
+    });
+    expect(locksUnder(root)).toEqual([]);
+    // Landed (the land stage came before the cut), not sent.
+    expect(recordsOf(landedFiles(root, session))).toHaveLength(2);
+    expect(sentFor(session)).toEqual([]);
+
+    const again = startService(['--config', config]);
+    await again.waitFor((r) => r.msg === 'pass finished' && r.pass === 1);
+    expect(sentFor(session)).toContain('sd');
+    again.child.kill('SIGTERM');
+    expect((await again.exited).code).toBe(0);
+    expect(recordsOf(landedFiles(root, session))).toHaveLength(2);
+  });
+
+  test('service.final_pass: false: nothing written after the last pass lands on the way out; the next start lands it', async () => {
+    const { root, src, config } = finalSetup({ exporter: false, service: '  final_pass: false\n' });
+    const session = sid(302);
+    const svc = startService(['--config', config]);
+    await svc.waitFor((r) => r.msg === 'pass finished' && r.pass === 1);
+    writeCycle(src, session);
+    svc.child.kill('SIGTERM');
+    expect((await svc.exited).code).toBe(0);
+    expect(svc.logs.some((l) => l.final === true)).toBe(false);
+    expect(svc.logs.find((l) => l.msg.startsWith('final pass'))).toMatchObject({
+      level: 'info', msg: 'final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start',
+    });
+    expect(landedFiles(root, session)).toEqual([]);
+
+    const again = startService(['--config', config]);
+    await again.waitFor((r) => r.msg === 'pass finished' && r.pass === 1);
+    again.child.kill('SIGTERM');
+    expect((await again.exited).code).toBe(0);
+    expect(recordsOf(landedFiles(root, session))).toHaveLength(2);
   });
 });
 

@@ -30,6 +30,7 @@ describe('the embedded default', () => {
     expect(cfg.service.telemetry.metrics.address).toEqual({ host: '127.0.0.1', port: 8888 });
     expect(cfg.service.telemetry.logs.level).toBe('info');
     expect(cfg.service.shutdownTimeoutMs).toBe(30_000);
+    expect(cfg.service.finalPass).toBe(true);
     expect(cfg.local.sourceRoot).toBe('/home/someone/.claude/projects');
     expect(cfg.local.exclude).toEqual(['/private/tmp/**']);
     expect(cfg.components.filter((c) => c.kind === 'exporter')).toEqual([]);
@@ -143,7 +144,7 @@ describe('the pipeline YAML', () => {
   test('unknown keys are refused at every level', () => {
     expect(problems('storages: {}\n')).toEqual(['storages: unknown key; allowed here: storage, receivers, processors, exporters, extensions, service']);
     expect(problems('storage: { root: x, mode: 1 }\n')).toEqual(['storage.mode: unknown key; allowed here: root']);
-    expect(problems('service: { pipeline: {} }\n')).toEqual(['service.pipeline: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout']);
+    expect(problems('service: { pipeline: {} }\n')).toEqual(['service.pipeline: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout, final_pass']);
     expect(problems('service: { telemetry: { traces: {} } }\n')).toEqual(['service.telemetry.traces: unknown key; allowed here: metrics, logs']);
     expect(problems('service: { telemetry: { metrics: { level: none } } }\n')).toEqual(['service.telemetry.metrics.level: unknown key; allowed here: address']);
     expect(problems('service: { pipelines: { sessions: { receivers: [claude_code_local], processor: [] } } }\n'))
@@ -224,6 +225,24 @@ describe('the pipeline YAML', () => {
     expect(parseConfig('service: { telemetry: { metrics: { address: ":8888" } } }\n', ENV, 'f', full()).service.telemetry.metrics.address).toEqual({ host: '0.0.0.0', port: 8888 });
     expect(problems('service: { telemetry: { metrics: { address: "localhost" } } }\n')[0]).toMatch(/^service\.telemetry\.metrics\.address: "localhost" is not a listen address; write host:port/);
     expect(problems('service: { shutdown_timeout: 10ms }\n')).toEqual(['service.shutdown_timeout: must be at least 100ms, got "10ms"']);
+  });
+
+  test('service.final_pass: on unless false; anything but true or false is refused at its path', () => {
+    const read = (yaml: string, env = ENV) => parseConfig(yaml, env, 'f', full()).service.finalPass;
+    expect(read('service: {}\n')).toBe(true);
+    expect(read('service: { final_pass: true }\n')).toBe(true);
+    expect(read('service: { final_pass: false }\n')).toBe(false);
+    expect(read('service: { final_pass: null }\n')).toBe(true);
+    // A value that is exactly one reference takes the type its text reads as.
+    expect(read('service: { final_pass: "${env:FINAL}" }\n', { ...ENV, FINAL: 'false' })).toBe(false);
+    expect(problems('service: { final_pass: "no" }\n')).toEqual(['service.final_pass: must be true or false, got "no"']);
+    expect(problems('service: { final_pass: 0 }\n')).toEqual(['service.final_pass: must be true or false, got 0']);
+    expect(problems('service: { final_pass: { on: true } }\n')).toEqual(['service.final_pass: must be true or false, got a mapping']);
+    // Reported with the other problems, each at its own path.
+    expect(problems('service: { final_pass: yes please, shutdown_timeout: soon }\n')).toEqual([
+      'service.shutdown_timeout: "soon" is not a duration; use units ms, s, m, h such as "5s" or "1m30s"',
+      'service.final_pass: must be true or false, got "yes please"',
+    ]);
   });
 
   test('${env:…} in any value; the error is at the value\'s path', () => {

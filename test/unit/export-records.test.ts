@@ -201,6 +201,24 @@ describe('configuration', () => {
     refused({ endpoint: 'h:1', tls: true, ca_file: '/nonexistent/ca.pem' }, 'exporters.otlp/oap.ca_file', /cannot be read/);
     refused({ endpoint: 'h:1', retry_on_failure: { initial_interval: '10s', max_interval: '1s' } }, 'exporters.otlp/oap.retry_on_failure.max_interval', /at least/);
   });
+
+  test('spool_retention: on by default, keep as a duration or whole days, receivers to stop waiting for; each refusal at its path', () => {
+    expect(v({ endpoint: 'h:1' }).spoolRetention).toEqual({ enabled: true, keepMs: 0, ignoreReceivers: [] });
+    expect(v({ endpoint: 'h:1', spool_retention: { keep: '7d' } }).spoolRetention.keepMs).toBe(7 * 86_400_000);
+    expect(v({ endpoint: 'h:1', spool_retention: { enabled: false, keep: '1h30m', ignore_receivers: ['grpc://old:4317', 'https://oap:12800/base', 'unknown'] } }).spoolRetention)
+      .toEqual({ enabled: false, keepMs: 5_400_000, ignoreReceivers: ['grpc://old:4317', 'https://oap:12800/base', 'unknown'] });
+    const P = 'exporters.otlp/oap.spool_retention';
+    refused({ endpoint: 'h:1', spool_retention: { keep_sent: '1h' } }, `${P}.keep_sent`, /unknown key; allowed here: enabled, keep, ignore_receivers/);
+    refused({ endpoint: 'h:1', spool_retention: 'forever' }, P, /must be a mapping/);
+    refused({ endpoint: 'h:1', spool_retention: { enabled: 'yes' } }, `${P}.enabled`, /true or false/);
+    refused({ endpoint: 'h:1', spool_retention: { keep: 'a while' } }, `${P}.keep`, /duration such as 0s, 90m, 24h or 7d/);
+    refused({ endpoint: 'h:1', spool_retention: { keep: -5 } }, `${P}.keep`, /duration/);
+    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: 'grpc://old:4317' } }, `${P}.ignore_receivers`, /list of strings/);
+    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://a:1', 'old:4317'] } }, `${P}.ignore_receivers[1]`, /as push\.state does: grpc:\/\/host:port/);
+    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['http://oap:12800/'] } }, `${P}.ignore_receivers[0]`, /without the trailing slash: "http:\/\/oap:12800"/);
+    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://a:1', 'grpc://a:1'] } }, `${P}.ignore_receivers[1]`, /listed twice/);
+    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://h:1'] } }, `${P}.ignore_receivers[0]`, /this exporter's own receiver \(grpc:\/\/h:1\)/);
+  });
 });
 
 describe('the rate budget', () => {

@@ -23,7 +23,7 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 5000): Promise
 }
 
 /** A whole pipeline of fake components (health_check real), on ephemeral ports. */
-function setup(over: { receiver?: string; exporter?: string; processor?: string; extra?: string; interval?: number } = {}) {
+function setup(over: { receiver?: string; otlp?: string; exporter?: string; processor?: string; extra?: string; interval?: number } = {}) {
   const journal = new Journal();
   const registry = fakeRegistry(journal, { all: true, keep: ['health_check'] });
   const root = join(tempDir(), 'data');
@@ -31,7 +31,7 @@ function setup(over: { receiver?: string; exporter?: string; processor?: string;
 storage: { root: ${JSON.stringify(root)} }
 receivers:
   claude_code_local: { interval: ${over.interval ?? 50} ${over.receiver ?? ''} }
-  claude_code_otlp: {}
+  claude_code_otlp: { ${over.otlp ?? ''} }
 processors:
   assembler: { ${over.processor ?? ''} }
   token_metrics: {}
@@ -143,20 +143,23 @@ describe('the embedded default with every factory registered', () => {
 });
 
 describe('drain', () => {
-  test('a SIGTERM-like stop lets the pass in flight finish and starts no new one', async () => {
+  test('a SIGTERM-like stop lets the pass in flight finish and starts no new regular one (only the final pass)', async () => {
     const { journal, cfg, log } = setup({ receiver: ', delay: 400' });
     const svc = new Service(cfg, log);
     await svc.start();
     await until(() => journal.events.includes('land receivers/claude_code_local #1'));
     await svc.shutdown();
     expect(journal.events).toContain('send-done exporters/otlp/oap #1');
-    expect(journal.events.some((e) => e.endsWith('#2'))).toBe(false);
-    expect(journal.events.indexOf('send-done extensions/view #1')).toBeLessThan(journal.events.indexOf('shutdown receivers/claude_code_local'));
-    expect(svc.status().lastPass).toMatchObject({ pass: 1, ok: true });
+    // The pass in flight was finished; pass 2 is the shutdown's final pass, and there is no third.
+    expect(journal.events.filter((e) => e.includes(' #2')).every((e) => e.includes(' #2 final'))).toBe(true);
+    expect(journal.events.some((e) => e.includes(' #3'))).toBe(false);
+    expect(journal.events.indexOf('send-done extensions/view #1')).toBeLessThan(journal.events.indexOf('land receivers/claude_code_otlp #2 final'));
+    expect(journal.events.indexOf('send-done extensions/view #2 final')).toBeLessThan(journal.events.indexOf('shutdown receivers/claude_code_local'));
+    expect(svc.status().lastPass).toMatchObject({ pass: 2, ok: true });
   });
 
   test('near the shutdown timeout the stage in flight is told to stop; past it, drain reports failure', async () => {
-    const { journal, cfg, log } = setup({ receiver: ', delay: 60000', exporter: 'shutdown_delay: 1500' });
+    const { journal, cfg, log, lines } = setup({ receiver: ', delay: 60000', exporter: 'shutdown_delay: 1500' });
     const svc = new Service(cfg, log);
     await svc.start();
     await until(() => journal.events.includes('land receivers/claude_code_local #1'));
@@ -166,6 +169,11 @@ describe('drain', () => {
     expect(took).toBeGreaterThanOrEqual(950);
     expect(took).toBeLessThan(2500);
     expect(journal.events).toContain('land-done receivers/claude_code_local #1 aborted');
+    // The pass in flight used the time up: no final pass, and the log says what that leaves.
+    expect(journal.events.some((e) => e.includes(' final'))).toBe(false);
+    expect(lines.map((l) => JSON.parse(l)).find((r) => r.msg.startsWith('final pass skipped'))).toMatchObject({
+      level: 'warn', msg: 'final pass skipped: service.shutdown_timeout is nearly reached; what was not landed or sent stays on disk for the next start',
+    });
     await svc.shutdown(); // the slow exporter does finish, later
     expect(journal.of('shutdown ').at(-1)).toBe('shutdown extensions/view');
   });
@@ -189,6 +197,117 @@ describe('drain', () => {
   test('runService resolves 1 when a component cannot start', async () => {
     const { cfg } = setup({ exporter: 'fail_start: "no route"' });
     expect(await runService(cfg, { log: silentLogger, stopOn: () => () => {} })).toBe(1);
+  });
+});
+
+/** Every JSON log line written so far. */
+const records = (lines: string[]) => lines.map((l) => JSON.parse(l) as { level: string; msg: string; [k: string]: unknown });
+
+/** Components in the order a pass stage runs them, as the setup's pipelines place them. */
+const FLOW = ['receivers/claude_code_otlp', 'receivers/claude_code_local', 'processors/assembler', 'processors/token_metrics', 'exporters/otlp/oap', 'extensions/view'];
+
+describe('the final pass on shutdown', () => {
+  test('after the pass in flight: intake stops where a component has stopIntake, one final pass runs every stage, then components shut down', async () => {
+    // Only the OTLP receiver's fake takes input between passes; the local receiver's has no stopIntake.
+    const { journal, cfg, log, lines } = setup({ receiver: ', delay: 200', otlp: 'intake: true' });
+    const svc = new Service(cfg, log);
+    await svc.start();
+    await until(() => journal.events.includes('land receivers/claude_code_local #1'));
+    await svc.shutdown();
+    const ev = journal.events;
+    const at = (e: string) => {
+      expect({ e, found: ev.includes(e) }).toEqual({ e, found: true });
+      return ev.indexOf(e);
+    };
+    expect(journal.of('stop-intake')).toEqual(['stop-intake receivers/claude_code_otlp', 'stop-intake-done receivers/claude_code_otlp']);
+    expect(at('send-done extensions/view #1')).toBeLessThan(at('stop-intake receivers/claude_code_otlp'));
+    expect(at('stop-intake-done receivers/claude_code_otlp')).toBeLessThan(at('land receivers/claude_code_otlp #2 final'));
+    expect(ev.filter((e) => e.endsWith(' #2 final') && !e.includes('-done'))).toEqual(
+      ['land', 'parse', 'derive', 'send'].flatMap((stage) => FLOW.map((c) => `${stage} ${c} #2 final`)),
+    );
+    expect(at('send-done extensions/view #2 final')).toBeLessThan(at('shutdown receivers/claude_code_local'));
+    expect(ev.some((e) => e.includes(' #3'))).toBe(false);
+    expect(svc.status().lastPass).toMatchObject({ pass: 2, ok: true });
+
+    const recs = records(lines);
+    const msgs = recs.map((r) => r.msg);
+    expect(msgs.indexOf('service stopping: finishing the pass in flight')).toBeLessThan(msgs.indexOf('final pass: landing and sending what arrived since the last pass'));
+    expect(recs.find((r) => r.msg === 'intake stopped')).toMatchObject({ level: 'info', component: 'receivers/claude_code_otlp' });
+    expect(recs.filter((r) => r.msg === 'intake stopped')).toHaveLength(1);
+    // The final pass is logged at info even when it did nothing, and says it was the final one.
+    expect(recs.find((r) => r.msg === 'pass finished' && r.pass === 2)).toMatchObject({ level: 'info', final: true, ok: true });
+    expect(recs.filter((r) => (r.level === 'warn' || r.level === 'error') && r.msg !== 'configured but used by no pipeline; not started')).toEqual([]);
+  });
+
+  test('service.final_pass: false: no intake is stopped and no final pass runs', async () => {
+    const { journal, cfg, log, lines } = setup({ receiver: ', delay: 200', otlp: 'intake: true', extra: '  final_pass: false\n' });
+    expect(cfg.service.finalPass).toBe(false);
+    const svc = new Service(cfg, log);
+    await svc.start();
+    await until(() => journal.events.includes('land receivers/claude_code_local #1'));
+    await svc.shutdown();
+    expect(journal.events).toContain('send-done extensions/view #1');
+    expect(journal.of('stop-intake')).toEqual([]);
+    expect(journal.events.some((e) => e.includes(' #2'))).toBe(false);
+    expect(records(lines).find((r) => r.msg.startsWith('final pass'))).toMatchObject({
+      level: 'info', msg: 'final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start',
+    });
+    expect(journal.of('shutdown ')).toHaveLength(6);
+  });
+
+  test('a final pass that runs into the deadline is stopped at a safe point; the drain ends in time and runService resolves 0', async () => {
+    const { journal, cfg, log, lines } = setup({ otlp: 'intake: true', exporter: 'final_delay: 60000' });
+    cfg.service.shutdownTimeoutMs = 1500; // the stage is aborted at 1200 ms, leaving 300 ms to shut down
+    let svc: Service | undefined;
+    const signals = new EventEmitter();
+    const stopOn = (stop: (s: string) => void) => { signals.on('signal', stop); return () => { signals.off('signal', stop); }; };
+    const running = runService(cfg, { log, stopOn, onStarted: (s) => { svc = s; } });
+    await until(() => svc?.status().lastPass !== undefined);
+    const t0 = Date.now();
+    signals.emit('signal', 'SIGTERM');
+    expect(await running).toBe(0);
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(1100);
+    expect(took).toBeLessThan(1500);
+    const cut = journal.events.find((e) => /^send-done exporters\/otlp\/oap #\d+ final/.test(e));
+    expect(cut).toMatch(/ final aborted$/);
+    const pass = Number(/#(\d+)/.exec(cut!)![1]);
+    // The stages after the cut one still ran (with the signal aborted, they return at once).
+    expect(journal.events).toContain(`send-done extensions/view #${pass} final aborted`);
+    expect(records(lines).find((r) => r.msg.startsWith('final pass cut short'))).toMatchObject({
+      level: 'warn', component: 'service', pass,
+      msg: 'final pass cut short by service.shutdown_timeout; what was not landed or sent stays on disk for the next start',
+    });
+    expect(svc!.status().components.every((c) => c.state === 'stopped')).toBe(true);
+  });
+
+  test('a stopIntake that throws is logged and the final pass runs anyway', async () => {
+    const { journal, cfg, log, lines } = setup({ otlp: 'intake: true, fail_intake: "port stuck"' });
+    const svc = new Service(cfg, log);
+    await svc.start();
+    await until(() => svc.status().lastPass !== undefined);
+    await svc.shutdown();
+    expect(records(lines).find((r) => r.msg === 'could not stop intake; the final pass runs anyway')).toMatchObject({
+      level: 'error', component: 'receivers/claude_code_otlp', error: { message: 'port stuck' },
+    });
+    expect(journal.events.some((e) => /^send-done exporters\/otlp\/oap #\d+ final$/.test(e))).toBe(true);
+    expect(svc.status().components.every((c) => c.state === 'stopped')).toBe(true);
+  });
+
+  test('a stopIntake that hangs is not waited for past the abort: no final pass, and the drain still ends in time', async () => {
+    const { journal, cfg, log, lines } = setup({ otlp: 'intake: true, intake_delay: 2500' });
+    const svc = new Service(cfg, log);
+    await svc.start();
+    await until(() => svc.status().lastPass !== undefined);
+    const t0 = Date.now();
+    expect(await drain(svc, 1500, log)).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(journal.events.some((e) => e.includes(' final'))).toBe(false);
+    expect(records(lines).find((r) => r.msg.startsWith('final pass skipped'))).toMatchObject({
+      level: 'warn', msg: 'final pass skipped: stopping intake took until service.shutdown_timeout was nearly reached; what was not landed or sent stays on disk for the next start',
+    });
+    expect(journal.of('shutdown ')).toHaveLength(6);
+    await until(() => journal.of('stop-intake-done').length > 0); // the hook ends on its own, later
   });
 });
 

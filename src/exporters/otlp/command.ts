@@ -1,7 +1,9 @@
 /**
  * `aszcol push` outside the service: every `otlp` exporter a pipeline uses, each sending what its
  * pipelines carry. When a metrics pipeline derives token usage, the derivation runs first, so a
- * push sends metrics as of the landed files (one-shot: without waiting for a continuation).
+ * push sends metrics as of the landed files (one-shot: without waiting for a continuation). After
+ * an exporter that sends metrics has pushed, the spool files every consumer the configuration
+ * names has taken are removed (spool-retention.ts), even when only one exporter was asked for.
  */
 import type { AszConfig, ComponentConfig } from '../../config/config.js';
 import type { TokenMetricsConfig } from '../../processors/token-metrics/config.js';
@@ -9,12 +11,15 @@ import { deriveTokenUsage, type DeriveReport } from '../../processors/token-metr
 import type { OtlpExporterConfig } from './config.js';
 import { Pusher, type PushReport } from './pusher.js';
 import { metricsSourceOf } from './source.js';
+import { scopeFromConfig, SpoolRetention, type RetentionScope } from './spool-retention.js';
 
 export interface PushTarget {
   id: string;
   pusher: Pusher;
   /** token_metrics processors feeding this exporter's metrics pipelines. */
   derive: TokenMetricsConfig[];
+  /** When this exporter sends metrics: the root's spool retention, shared by every target. */
+  retention?: { sweeper: SpoolRetention; scope: RetentionScope };
 }
 
 const pipelineType = (id: string) => id.split('/')[0];
@@ -30,6 +35,8 @@ export function pushTargets(cfg: AszConfig, only?: string): { targets: PushTarge
   if (chosen.length === 0) {
     return { targets: [], error: otlp.length ? `no pipeline uses an otlp exporter (configured: ${otlp.map((c) => c.id).join(', ')}); add one to service.pipelines` : 'no otlp exporter is configured: add one under exporters (such as otlp/oap with an endpoint) and to a pipeline' };
   }
+  // Consumers come from the whole configuration: `--exporter` chooses who sends, not who must have taken a file.
+  const retention = { sweeper: new SpoolRetention(cfg.storageRoot), scope: scopeFromConfig(cfg) };
   const targets = chosen.map((c) => {
     const ec = c.config as OtlpExporterConfig;
     const pipelines = cfg.service.pipelines.filter((p) => p.exporters.includes(c.id));
@@ -41,7 +48,7 @@ export function pushTargets(cfg: AszConfig, only?: string): { targets: PushTarge
         .map((id) => cfg.components.find((x) => x.kind === 'processor' && x.id === id))
         .filter((x): x is ComponentConfig => x?.type === 'token_metrics').map((x) => x.config as TokenMetricsConfig)
       : [];
-    return { id: c.id, derive, pusher: new Pusher({ root: cfg.storageRoot, cfg: ec, logs, metrics }) };
+    return { id: c.id, derive, pusher: new Pusher({ root: cfg.storageRoot, cfg: ec, logs, metrics }), ...(metrics ? { retention } : {}) };
   });
   return { targets };
 }
@@ -60,5 +67,9 @@ export async function pushPass(cfg: AszConfig, t: PushTarget, opts: { once: bool
   }
   const push = await t.pusher.pass({ force: opts.once, signal: opts.signal });
   if (derived?.problems.length) push.problems.unshift(...derived.problems.map((p) => `token_metrics: ${p}`));
+  if (t.retention && !opts.signal?.aborted) {
+    push.spool = await t.retention.sweeper.sweep(t.retention.scope, opts.signal);
+    push.problems.push(...push.spool.problems.map((p) => `spool: ${p}`));
+  }
   return { id: t.id, derived, push };
 }

@@ -20,11 +20,16 @@
  *     instance_id: ""              # "" is user@host
  *     layer: AI_AGENT
  *     retry_on_failure: { initial_interval: 5s, max_interval: 5m }
+ *     spool_retention:             # _metrics/ spool files once sent (spool-retention.ts)
+ *       enabled: true              # false: never remove one
+ *       keep: 0s                   # how long a sent file stays after it was spooled: 90m, 24h, 7d
+ *       ignore_receivers: []       # receivers push.state names that no longer take metrics from this root
  * ```
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../util/errors.js';
-import { bool, bytes, duration, join, mapping, parseEndpoint, str, type Endpoint } from '../../config/reader.js';
+import { bool, bytes, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from '../../config/reader.js';
+import { parseDuration } from '../../util/units.js';
 
 export type Protocol = 'grpc' | 'http';
 export type Compression = 'none' | 'gzip';
@@ -50,6 +55,17 @@ export interface OtlpExporterConfig {
   layer: string;
   retryInitialMs: number;
   retryMaxMs: number;
+  spoolRetention: SpoolRetentionConfig;
+}
+
+/** What becomes of a `_metrics/` spool file once every consumer took it. */
+export interface SpoolRetentionConfig {
+  /** false: this exporter never lets a spool file go (and so none goes while it sends metrics). */
+  enabled: boolean;
+  /** How long a sent file stays after it was written into the spool (ms). */
+  keepMs: number;
+  /** Receivers (as push.state names them) whose records of metrics sent no longer hold anything back. */
+  ignoreReceivers: string[];
 }
 
 export const DEFAULT_BATCH_BYTES = 8 * 1024 * 1024;
@@ -57,7 +73,7 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_LAYER = 'AI_AGENT';
 
 const KEYS = ['protocol', 'endpoint', 'tls', 'ca_file', 'headers', 'compression', 'timeout', 'logs', 'metrics', 'batch_bytes',
-  'max_bytes_per_minute', 'service_name', 'instance_id', 'layer', 'retry_on_failure'] as const;
+  'max_bytes_per_minute', 'service_name', 'instance_id', 'layer', 'retry_on_failure', 'spool_retention'] as const;
 
 /** A header name as HTTP allows it (a token); gRPC metadata keys are the lower-case form. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -136,10 +152,48 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
   const retryInitialMs = duration(rm.initial_interval, join(rp, 'initial_interval'), 5000, { minMs: 1 });
   const retryMaxMs = duration(rm.max_interval, join(rp, 'max_interval'), 300_000, { minMs: 1 });
   if (retryMaxMs < retryInitialMs) throw new ConfigError(join(rp, 'max_interval'), `must be at least initial_interval (${retryInitialMs}ms)`);
-  return {
+  const spoolRetention = validateSpoolRetention(m.spool_retention, join(path, 'spool_retention'));
+  const c: OtlpExporterConfig = {
     protocol, grpc, url, tls, ca, caFile, headers, compression, timeoutMs, logs, metrics, batchBytes, maxBytesPerMinute,
-    serviceName, instanceId, layer, retryInitialMs, retryMaxMs,
+    serviceName, instanceId, layer, retryInitialMs, retryMaxMs, spoolRetention,
   };
+  const own = endpointKey(c);
+  const i = spoolRetention.ignoreReceivers.indexOf(own);
+  if (i >= 0) throw new ConfigError(join(join(join(path, 'spool_retention'), 'ignore_receivers'), i), `is this exporter's own receiver (${own}); the receivers an exporter sends to are always waited for`);
+  return c;
+}
+
+/** `90m`, `24h`, `7d` (whole days, as token_metrics' lookback reads them), `0`. */
+function keepDuration(v: unknown, path: string): number {
+  if (v === undefined || v === null) return 0;
+  if (typeof v === 'string') {
+    const d = /^\s*(\d+)d\s*$/.exec(v);
+    if (d) return Number(d[1]) * 86_400_000;
+  }
+  try {
+    return parseDuration(v);
+  } catch {
+    throw new ConfigError(path, `must be a duration such as 0s, 90m, 24h or 7d; got ${JSON.stringify(v)}`);
+  }
+}
+
+/** A receiver as push.state names it: grpc://host:port, grpcs://host:port, an http(s) base URL, or `unknown` (an older writer's). */
+const RECEIVER_NAME = /^(?:unknown|grpcs?:\/\/\S+:\d{1,5}|https?:\/\/\S+)$/;
+
+export function validateSpoolRetention(raw: unknown, path: string): SpoolRetentionConfig {
+  const m = mapping(raw, path, ['enabled', 'keep', 'ignore_receivers']);
+  const enabled = bool(m.enabled, join(path, 'enabled'), true);
+  const keepMs = keepDuration(m.keep, join(path, 'keep'));
+  const ip = join(path, 'ignore_receivers');
+  const ignoreReceivers = strList(m.ignore_receivers, ip, []);
+  ignoreReceivers.forEach((r, i) => {
+    if (!RECEIVER_NAME.test(r)) {
+      throw new ConfigError(join(ip, i), `must name a receiver as push.state does: grpc://host:port, grpcs://host:port, an http:// or https:// base URL, or unknown; got ${JSON.stringify(r)}`);
+    }
+    if (/^https?:/.test(r) && r.endsWith('/')) throw new ConfigError(join(ip, i), `push.state names an HTTP receiver without the trailing slash: ${JSON.stringify(r.replace(/\/+$/, ''))}`);
+    if (ignoreReceivers.indexOf(r) !== i) throw new ConfigError(join(ip, i), `${JSON.stringify(r)} is listed twice`);
+  });
+  return { enabled, keepMs, ignoreReceivers };
 }
 
 /**

@@ -25,6 +25,7 @@ import { ConversationSessions, planLogs, planMetrics, type MetricsSource, type P
 import { realClock, TokenBucket, type Clock } from './rate.js';
 import { BatchBuilder } from './reader.js';
 import { sha256 } from './records.js';
+import type { SpoolSweepReport } from './spool-retention.js';
 import { stopsPass, type ExportSignal, type Outcome, type Transport } from './transport.js';
 
 export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -70,6 +71,8 @@ export interface PushReport {
   retryAt?: number;
   problems: string[];
   durationMs: number;
+  /** What the spool retention did after the pass (spool-retention.ts), when it ran. */
+  spool?: SpoolSweepReport;
 }
 
 interface Batch {

@@ -5,7 +5,9 @@
  *
  * Its send stage reads the spooled requests it has not read yet (the same source an `otlp`
  * exporter would send: derived, or the receiver's) and adds their points; a scrape reads the
- * totals. After a restart it reads the whole spool again, so the totals are the spool's.
+ * totals. It is one of the spool's readers (spool-reader.ts): a spool file the `otlp` exporters
+ * have sent is removed only once this exporter has read it. After a restart it reads what is in
+ * the spool again: a counter that starts over, as a restarted process's counters do.
  */
 import express from 'express';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -20,11 +22,13 @@ import { METRICS_DIR, SPOOL_NAME } from '../../receivers/claude-code-otlp/metric
 import { DERIVED_SPOOL_NAME } from '../../processors/token-metrics/spool.js';
 import { METRIC_DESCRIPTION, tokenPoints } from '../../processors/token-metrics/points.js';
 import { metricsSourceOfRunning } from '../otlp/source.js';
+import type { MetricsSource } from '../otlp/plan.js';
+import type { SpoolReader } from '../spool-reader.js';
 import type { PrometheusExporterConfig } from './config.js';
 
 export const PROMETHEUS_NAME = 'claude_code_token_usage_tokens_total';
 
-export class PrometheusExporter implements Component {
+export class PrometheusExporter implements Component, SpoolReader {
   readonly registry = new Registry();
   private readonly counter: Counter<'session_id' | 'model' | 'query_source' | 'type'>;
   private readonly read = new Set<string>();
@@ -52,18 +56,31 @@ export class PrometheusExporter implements Component {
     return { endpoint: this.bound };
   }
 
+  spoolSource(): MetricsSource | undefined {
+    return metricsSourceOfRunning(this.s.host.status().components);
+  }
+
+  hasRead(name: string): boolean {
+    return this.read.has(name);
+  }
+
   /** Adds the points of spooled requests not read yet. */
   async send(_ctx: PassContext): Promise<StageResult> {
-    const source = metricsSourceOfRunning(this.s.host.status().components);
+    const source = this.spoolSource();
     if (!source) return {};
     const re = source === 'derived' ? DERIVED_SPOOL_NAME : SPOOL_NAME;
     const dir = join(this.s.storageRoot, METRICS_DIR);
-    let names: string[];
+    let all: string[];
     try {
-      names = readdirSync(dir).filter((n) => re.test(n) && !this.read.has(n)).sort();
+      all = readdirSync(dir);
     } catch {
       return {};
     }
+    // A removed request of the receiver's is never spooled again under its name, so what was read
+    // of it need not be remembered (a derived request's name comes back if it is derived again).
+    const present = new Set(all);
+    for (const n of this.read) if (!present.has(n) && SPOOL_NAME.test(n)) this.read.delete(n);
+    const names = all.filter((n) => re.test(n) && !this.read.has(n)).sort();
     const problems: string[] = [];
     let points = 0;
     for (const n of names) {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { HEADER_KEY_ORDER, RECORD_KEY_ORDER, SD_ENVELOPE, SD_SCHEMA, type Closing, type Header, type SdRecord } from './types.js';
 import { AszError } from '../../util/errors.js';
 
@@ -97,5 +97,6 @@ export class SessionDataBuilder {
 
 /** 12 hex characters of the SHA-256 of a source record's bytes. */
 export function shortSha(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+  // One-shot: half the cost of a Hash object for the short inputs this sees once per record.
+  return hash('sha256', bytes, 'hex').slice(0, 12);
 }

@@ -13,7 +13,8 @@
  *     # endpoint: 127.0.0.1:4317
  *     max_request_bytes: 16MiB     # largest body accepted, on the wire and after decompression
  *     max_spool_bytes: 1GiB        # the _metrics/ spool size past which metrics are refused (0: no limit)
- *     lock_wait: 5s                # how long a request waits for a session lock held by another collector
+ *     max_journal_bytes: 512MiB    # accepted but not yet landed, past which requests are refused as retryable
+ *     lock_wait: 5s                # how long landing waits for a session lock held elsewhere before it warns
  * ```
  */
 import { ConfigError } from '../../util/errors.js';
@@ -35,6 +36,9 @@ export interface OtlpReceiverConfig {
   maxRequestBytes: number;
   /** 0: no limit. */
   maxSpoolBytes: number;
+  /** Bytes accepted into the journal and not yet landed, past which requests are refused as retryable. */
+  maxJournalBytes: number;
+  /** How long a session's records wait for its lock (held by another collector) before a warning says so. */
   lockWaitMs: number;
 }
 
@@ -48,6 +52,11 @@ export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 /** 1 GiB: months of one busy user's metrics (a request is a few KB a second while a session runs). */
 export const DEFAULT_MAX_SPOOL_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_LOCK_WAIT_MS = 5000;
+/**
+ * 512 MiB: minutes of the heaviest load this receiver can take, so a burst or a slow disk is
+ * absorbed; past it the client is told to come back (429 / RESOURCE_EXHAUSTED with a retry hint).
+ */
+export const DEFAULT_MAX_JOURNAL_BYTES = 512 * 1024 * 1024;
 /** The largest body the gRPC transport can hand over (its limit is a 32-bit signed length). */
 const MAX_REQUEST_LIMIT = 1024 * 1024 * 1024;
 
@@ -57,6 +66,7 @@ export function defaultOtlpReceiverConfig(): OtlpReceiverConfig {
     http: parseEndpoint(DEFAULT_HTTP_ENDPOINT, 'default'),
     maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
     maxSpoolBytes: DEFAULT_MAX_SPOOL_BYTES,
+    maxJournalBytes: DEFAULT_MAX_JOURNAL_BYTES,
     lockWaitMs: DEFAULT_LOCK_WAIT_MS,
   };
 }
@@ -104,7 +114,7 @@ function protocolEndpoint(raw: unknown, path: string, fallback: string): Endpoin
 export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claude_code_otlp'): OtlpReceiverConfig {
   if (raw === null || raw === undefined) return defaultOtlpReceiverConfig();
   if (!isObj(raw)) throw new ConfigError(path, `must be a mapping, got ${JSON.stringify(raw)}`);
-  refuseUnknown(raw, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'lock_wait'], path);
+  refuseUnknown(raw, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'max_journal_bytes', 'lock_wait'], path);
   const cfg = defaultOtlpReceiverConfig();
 
   if (raw.endpoint !== undefined && raw.endpoint !== null) {
@@ -141,13 +151,19 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
   };
   cfg.maxRequestBytes = bytes('max_request_bytes', 1024, MAX_REQUEST_LIMIT, false) ?? cfg.maxRequestBytes;
   cfg.maxSpoolBytes = bytes('max_spool_bytes', 1024, Number.MAX_SAFE_INTEGER, true) ?? cfg.maxSpoolBytes;
+  const journal = bytes('max_journal_bytes', 1024, Number.MAX_SAFE_INTEGER, false);
+  // Unset, it grows with the largest request so that a few of them always fit.
+  cfg.maxJournalBytes = journal ?? Math.max(DEFAULT_MAX_JOURNAL_BYTES, 4 * cfg.maxRequestBytes);
+  if (cfg.maxJournalBytes < cfg.maxRequestBytes) {
+    throw new ConfigError(`${path}.max_journal_bytes`, `must be at least max_request_bytes (${cfg.maxRequestBytes}), or the largest accepted request could never be taken; got ${cfg.maxJournalBytes}`);
+  }
   if (raw.lock_wait !== undefined && raw.lock_wait !== null) {
     try {
       cfg.lockWaitMs = parseDuration(raw.lock_wait);
     } catch (err) {
       throw new ConfigError(`${path}.lock_wait`, (err as Error).message);
     }
-    if (cfg.lockWaitMs > 60_000) throw new ConfigError(`${path}.lock_wait`, 'must be at most 1m: a client waits that long for its answer');
+    if (cfg.lockWaitMs > 3_600_000) throw new ConfigError(`${path}.lock_wait`, 'must be at most 1h');
   }
   return cfg;
 }

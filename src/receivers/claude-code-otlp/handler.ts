@@ -1,19 +1,21 @@
 /**
  * What the receiver does with one export request, whatever carried it (gRPC or HTTP): drop an
- * exact retry, check the bytes, then land — metrics requests in the spool as received, log
- * records and spans in their sessions — and answer only once everything is durable.
+ * exact retry, check the bytes, find which items have no usable session (refused singly, as
+ * OTLP's partial success), append the request to the journal and answer once the journal is
+ * synced. The landing thread lands it afterwards — metrics requests in the spool as received,
+ * log records and spans in their sessions (land-worker.ts).
  */
+import { join } from 'node:path';
 import { OtlpRequestError, checkedRequest, type BodyFormat, type PartialSuccess, type RefusalReason } from '../../otlp/codec.js';
 import type { Signal } from '../../otlp/proto.js';
-import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
-import { resourceHeader, scopeHeader, type PlainObject } from '../../otlp/plain.js';
-import {
-  OTLP_LOGS_SRC, OTLP_TRACES_SRC, badSessionId, otlpLogRecordToSd, otlpSessionOf, otlpSpanToSd, type OtlpConverted,
-} from '../../adapters/claude-code/otlp-dialect.js';
-import { LandPool } from './land-pool.js';
-import { MetricsSpool } from './metrics-spool.js';
+import { itemStringAttribute } from '../../otlp/item-attribute.js';
+import { SESSION_ATTRIBUTE, badSessionId } from '../../adapters/claude-code/otlp-dialect.js';
+import { nowNs } from '../../util/time.js';
+import { Journal } from './journal.js';
+import { JOURNAL_DIR } from './journal-format.js';
+import { Lander } from './lander.js';
+import { METRICS_DIR } from './metrics-spool.js';
 import { RetryWindow } from './retry-window.js';
-import { SessionLanding, type LandItem, type OtlpKind } from './session-landing.js';
 import { ITEM_OF, cloneStats, emptyStats, type ItemRefusalReason, type OtlpReceiverStats, type Transport } from './stats.js';
 
 export type ExportResult = { ok: true; partial?: PartialSuccess } | { ok: false; error: OtlpRequestError };
@@ -23,54 +25,108 @@ export type ReceiverLog = (level: LogLevel, msg: string, fields?: Record<string,
 
 export interface HandlerOptions {
   storageRoot: string;
+  /** The journal's directory name under `<root>/_journal/` (one per receiver instance). */
+  journalName: string;
   maxRequestBytes: number;
   maxSpoolBytes: number;
+  /** Bytes accepted but not yet landed past which requests are refused as retryable. */
+  maxJournalBytes: number;
   lockWaitMs: number;
   log: ReceiverLog;
+}
+
+/** What the request thread answers a logs or traces request with, decided from the bytes alone. */
+interface ItemPlan {
+  landable: number;
+  refusedItems: Map<ItemRefusalReason, number>;
+  rejected: number;
+  message: string;
 }
 
 export class ExportHandler {
   readonly stats: OtlpReceiverStats = emptyStats();
   private readonly window = new RetryWindow();
-  private readonly pool: LandPool;
-  private readonly spool: MetricsSpool;
-  private readonly landing: SessionLanding;
+  private readonly journal: Journal;
+  private lander?: Lander;
   private active = 0;
   private inflightBytes = 0;
   private readonly maxInflightBytes: number;
   private idleWaiters: (() => void)[] = [];
   private closing = false;
   private readonly lastWarn = new Map<string, { at: number; suppressed: number }>();
+  /** Metrics requests journaled but maybe not yet in the spool: their end positions and sizes, oldest first. */
+  private metricsPending: { end: number; bytes: number }[] = [];
+  private metricsPendingBytes = 0;
 
   constructor(private readonly o: HandlerOptions) {
-    this.pool = new LandPool(o.storageRoot);
-    this.spool = new MetricsSpool(o.storageRoot, this.pool, { maxSpoolBytes: o.maxSpoolBytes, lockWaitMs: o.lockWaitMs });
-    this.landing = new SessionLanding(this.pool, { lockWaitMs: o.lockWaitMs });
+    this.journal = new Journal(join(o.storageRoot, JOURNAL_DIR, o.journalName));
     // Bodies held at once: enough for several large requests, bounded so memory stays flat under load.
     this.maxInflightBytes = Math.max(4 * o.maxRequestBytes, 64 * 1024 * 1024);
   }
 
-  /** Current counters, with the landing's own file count. */
+  /** Current counters. */
   snapshot(): OtlpReceiverStats {
     const s = cloneStats(this.stats);
-    s.landed.files = this.landing.files;
+    s.journal_bytes = this.lander ? this.journal.pendingBytes(this.lander.landedThrough) : 0;
+    s.waiting_sessions = this.lander?.waitingSessions ?? 0;
     return s;
   }
 
+  /** Opens the journal (recovering it after a crash) and starts the landing thread, which lands what it held first. */
   async open(): Promise<void> {
-    this.pool.start();
+    const rec = await this.journal.open();
+    if (rec.tornBytes > 0) {
+      this.o.log('warn', `the receiver's journal ended in ${rec.tornBytes} bytes of an incomplete write (a crash before it was synced, so never acknowledged); they were cut`, { journal: this.journal.dir, bytes: rec.tornBytes });
+    }
+    if (rec.to > rec.from) this.o.log('info', `the receiver's journal holds ${rec.to - rec.from} bytes accepted but not landed before the last stop; landing them first`, { journal: this.journal.dir });
+    const lander = new Lander({
+      root: this.o.storageRoot, journalDir: this.journal.dir, spoolDir: join(this.o.storageRoot, METRICS_DIR), from: rec.from, to: rec.to, lockWaitMs: this.o.lockWaitMs,
+    }, this.o.log);
+    lander.onProgress = (p) => {
+      this.stats.landed.files += p.files;
+      this.stats.landed.records += p.records;
+      this.stats.landed.spool_files += p.spoolFiles;
+      this.stats.damaged_entries += p.damaged;
+      this.stats.spool_bytes = p.spoolBytes;
+      while (this.metricsPending.length && this.metricsPending[0]!.end <= p.landedThrough) this.metricsPendingBytes -= this.metricsPending.shift()!.bytes;
+    };
     try {
-      await this.spool.open();
+      await lander.start();
     } catch (err) {
-      await this.pool.close().catch(() => {});
+      await lander.close().catch(() => {});
+      await this.journal.close();
       throw err;
     }
-    this.stats.spool_bytes = this.spool.bytes;
+    this.lander = lander;
+    this.journal.onDurable = (end) => lander.durable(end);
+    this.stats.spool_bytes = lander.spoolBytes;
   }
 
-  /** After `idle`: writes the pending state files and stops the landing threads. */
-  async release(): Promise<void> {
-    await this.pool.close();
+  /**
+   * After `idle`: waits up to `timeoutMs` for everything accepted to land, writes the pending
+   * state files, stops the landing thread and closes the journal. What has not landed by then
+   * stays in the journal and lands at the next start.
+   */
+  async release(timeoutMs: number): Promise<void> {
+    await this.journal.idle();
+    if (this.lander) {
+      const all = await this.lander.landed(this.journal.durableEnd, timeoutMs);
+      if (!all) {
+        this.o.log('warn', `the OTLP receiver stops with ${this.journal.pendingBytes(this.lander.landedThrough)} accepted bytes not yet landed; they stay in its journal and land at the next start`, { journal: this.journal.dir });
+      }
+      await this.lander.close();
+    }
+    await this.journal.close();
+  }
+
+  /**
+   * Resolves once everything accepted so far has landed (true), or after `timeoutMs` (false):
+   * for the service's pass, so that what it parses includes every request answered before it.
+   */
+  async landed(timeoutMs: number): Promise<boolean> {
+    await this.journal.idle();
+    if (!this.lander) return true;
+    return this.lander.landed(this.journal.durableEnd, timeoutMs);
   }
 
   /** From now on every request is refused as retryable (503 / UNAVAILABLE). */
@@ -78,10 +134,10 @@ export class ExportHandler {
     this.closing = true;
   }
 
-  /** Resolves when no request is being handled and nothing is being landed. */
+  /** Resolves when no request is being handled. */
   async idle(): Promise<void> {
     if (this.active > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
-    await Promise.all([this.spool.idle(), this.landing.idle()]);
+    await this.journal.idle();
   }
 
   /** Whether a body of `bytes` may be read now; past the bound the client is told to come back. */
@@ -136,14 +192,12 @@ export class ExportHandler {
         return { ok: true, partial: prior.rejected ? prior : undefined };
       }
       const finish = this.window.begin(key);
-      const landedSessions: string[] = [];
+      let result: ExportResult | undefined;
       try {
-        const result = await this.process(signal, body, format, this.window.landedSessions(key), landedSessions);
-        finish(result.ok ? { rejected: result.partial?.rejected ?? 0, message: result.partial?.message ?? '' } : undefined, landedSessions);
+        result = await this.process(signal, body, format);
         return result;
-      } catch (err) {
-        finish(undefined, landedSessions);
-        throw err;
+      } finally {
+        finish(result?.ok ? { rejected: result.partial?.rejected ?? 0, message: result.partial?.message ?? '' } : undefined);
       }
     } catch (err) {
       if (err instanceof OtlpRequestError) return { ok: false, error: err };
@@ -158,7 +212,7 @@ export class ExportHandler {
     }
   }
 
-  private async process(signal: Signal, body: Buffer, format: BodyFormat, skip: ReadonlySet<string>, landedSessions: string[]): Promise<ExportResult> {
+  private async process(signal: Signal, body: Buffer, format: BodyFormat): Promise<ExportResult> {
     let checked;
     try {
       checked = checkedRequest(signal, body, format);
@@ -167,93 +221,89 @@ export class ExportHandler {
       throw err;
     }
     const item = ITEM_OF[signal];
-    if (signal === 'metrics') {
-      if (checked.bytes.length > 0) {
-        try {
-          await this.spool.land(checked.bytes);
-        } catch (err) {
-          if (err instanceof OtlpRequestError) this.countRefusal(signal, err, checked.items);
-          throw err;
-        } finally {
-          this.stats.spool_bytes = this.spool.bytes;
-        }
-        this.stats.landed.spool_files++;
-      }
-      this.stats.accepted[item] += checked.items;
-      return { ok: true };
-    }
-
-    const plan = signal === 'logs'
-      ? this.plan(logsRequestGroups(checked.bytes), 'otlp_log', OTLP_LOGS_SRC, otlpLogRecordToSd, skip)
-      : this.plan(tracesRequestGroups(checked.bytes), 'otlp_span', OTLP_TRACES_SRC, otlpSpanToSd, skip);
-    const sessions = [...plan.bySession.keys()];
-    const results = await Promise.allSettled(sessions.map((s) => this.landing.land(s, plan.bySession.get(s)!)));
-    let failure: OtlpRequestError | undefined;
-    let failedItems = 0;
-    for (const [i, r] of results.entries()) {
-      const n = plan.bySession.get(sessions[i]!)!.length;
-      if (r.status === 'fulfilled') {
-        landedSessions.push(sessions[i]!);
-        this.stats.accepted[item] += n;
-        this.stats.landed.records += n;
-      } else {
-        failure ??= r.reason instanceof OtlpRequestError ? r.reason : new OtlpRequestError('storage_error', String(r.reason), 5);
-        failedItems += n;
+    const plan = signal === 'metrics' ? undefined : this.plan(signal, checked.bytes);
+    const accepted = plan ? plan.landable : checked.items;
+    // Nothing to land (an empty request, or no item with a usable session): nothing to journal.
+    if (accepted > 0 || (signal === 'metrics' && checked.bytes.length > 0)) {
+      try {
+        await this.append(signal, checked.bytes);
+      } catch (err) {
+        const e = err instanceof OtlpRequestError ? err : new OtlpRequestError('storage_error', (err as Error).message, 5);
+        this.countRefusal(signal, e, checked.items);
+        throw e;
       }
     }
-    // Items skipped as landed by an earlier attempt were counted then.
+    this.stats.accepted[item] += accepted;
+    if (!plan) return { ok: true };
     for (const [reason, n] of plan.refusedItems) {
       this.stats.refused_items[reason] = (this.stats.refused_items[reason] ?? 0) + n;
       this.stats.refused[item] += n;
     }
-    if (failure) {
-      this.countRefusal(signal, failure, failedItems);
-      return { ok: false, error: failure };
-    }
     if (plan.rejected > 0) {
-      this.warn(plan.reasons[0] ?? 'no_session_id', `OTLP ${signal}: ${plan.message}`, { signal, rejected: plan.rejected });
+      this.warn([...plan.refusedItems.keys()][0] ?? 'no_session_id', `OTLP ${signal}: ${plan.message}`, { signal, rejected: plan.rejected });
       return { ok: true, partial: { rejected: plan.rejected, message: plan.message } };
     }
     return { ok: true };
   }
 
-  /** Groups a request's items by session, converting each; items with no usable session are refused singly. */
-  private plan<T extends { attributes: PlainObject }>(
-    groups: ResourceGroup<T>[], kind: OtlpKind, src: string, convert: (m: T) => OtlpConverted, skip: ReadonlySet<string>,
-  ) {
-    const bySession = new Map<string, LandItem[]>();
+  /** Appends to the journal, unless the spool or the journal is at its limit; resolves once synced. */
+  private async append(signal: Signal, bytes: Buffer): Promise<void> {
+    const lander = this.lander;
+    if (!lander) throw new OtlpRequestError('storage_error', 'the receiver has not opened its journal', 5);
+    if (lander.failed) throw new OtlpRequestError('storage_error', `the receiver cannot land requests: ${lander.failed.message}`, 5);
+    const max = this.o.maxSpoolBytes;
+    const spoolFull = () => signal === 'metrics' && max > 0 && lander.spoolBytes + this.metricsPendingBytes + bytes.length > max;
+    // Exporters remove sent files from the spool: at the limit, count it again before refusing.
+    if (spoolFull()) await lander.rescanSpool();
+    if (spoolFull()) {
+      throw new OtlpRequestError('spool_full', `the metrics spool ${join(this.o.storageRoot, METRICS_DIR)} holds ${lander.spoolBytes + this.metricsPendingBytes} bytes, at its limit of ${max} (max_spool_bytes); try again later`, 30);
+    }
+    const pending = this.journal.pendingBytes(lander.landedThrough);
+    if (pending > 0 && pending + bytes.length > this.o.maxJournalBytes) {
+      const why = lander.waitingSessions > 0 ? ` (${lander.waitingSessions} sessions wait for a lock another collector holds)` : '';
+      throw new OtlpRequestError('backlog_full', `the receiver holds ${pending} bytes accepted but not yet landed, at its limit of ${this.o.maxJournalBytes} (max_journal_bytes)${why}; try again shortly`, 1);
+    }
+    if (signal === 'metrics') {
+      this.metricsPendingBytes += bytes.length;
+      // Its end is not known until it is written; the last position is an upper bound that only delays the release.
+      const entry = { end: Number.MAX_SAFE_INTEGER, bytes: bytes.length };
+      this.metricsPending.push(entry);
+      try {
+        entry.end = await this.journal.append(signal, bytes, nowNs());
+      } catch (err) {
+        this.metricsPending.splice(this.metricsPending.indexOf(entry), 1);
+        this.metricsPendingBytes -= bytes.length;
+        throw new OtlpRequestError('storage_error', (err as Error).message, 5);
+      }
+      return;
+    }
+    try {
+      await this.journal.append(signal, bytes, nowNs());
+    } catch (err) {
+      throw new OtlpRequestError('storage_error', (err as Error).message, 5);
+    }
+  }
+
+  /** Which items of a logs or traces request have a session to land in; the rest are refused singly. */
+  private plan(signal: 'logs' | 'traces', bytes: Buffer): ItemPlan {
     const refusedItems = new Map<ItemRefusalReason, number>();
     const bad = new Set<string>();
-    let skipped = 0;
-    for (const g of groups) {
-      const resource = resourceHeader(g.resource);
-      for (const sg of g.scopes) {
-        const scope = scopeHeader(sg.scope);
-        const groupKey = JSON.stringify([resource, scope]);
-        for (const it of sg.items) {
-          const session = otlpSessionOf(it.message.attributes, g.resource?.attributes);
-          const why: ItemRefusalReason | undefined = !session ? 'no_session_id' : badSessionId(session) ? 'bad_session_id' : undefined;
-          if (why) {
-            refusedItems.set(why, (refusedItems.get(why) ?? 0) + 1);
-            if (session) bad.add(session);
-            continue;
-          }
-          if (skip.has(session!)) {
-            skipped++;
-            continue;
-          }
-          const list = bySession.get(session!) ?? bySession.set(session!, []).get(session!)!;
-          list.push({ kind, src, groupKey, resource, scope, bytes: it.bytes, converted: convert(it.message) });
-        }
+    let landable = 0;
+    for (const session of itemStringAttribute(signal, bytes, SESSION_ATTRIBUTE)) {
+      const why: ItemRefusalReason | undefined = !session ? 'no_session_id' : badSessionId(session) ? 'bad_session_id' : undefined;
+      if (!why) {
+        landable++;
+        continue;
       }
+      refusedItems.set(why, (refusedItems.get(why) ?? 0) + 1);
+      if (session) bad.add(session);
     }
-    const what = kind === 'otlp_log' ? 'log records' : 'spans';
+    const what = signal === 'logs' ? 'log records' : 'spans';
     const msgs: string[] = [];
     const none = refusedItems.get('no_session_id');
     if (none) msgs.push(`${none} ${what} carry no session.id attribute (on the item or its resource) and were not landed`);
     const badN = refusedItems.get('bad_session_id');
-    if (badN) msgs.push(`${badN} ${what} carry a session.id that cannot name a directory (${[...bad].slice(0, 3).map((s) => JSON.stringify(s.slice(0, 60))).join(', ')}) and were not landed`);
-    const rejected = (none ?? 0) + (badN ?? 0);
-    return { bySession, refusedItems, skipped, rejected, message: msgs.join('; '), reasons: [...refusedItems.keys()] };
+    if (badN) msgs.push(`${badN} ${what} carry a session.id that cannot name a directory (${[...bad].slice(0, 3).map((x) => JSON.stringify(x.slice(0, 60))).join(', ')}) and were not landed`);
+    return { landable, refusedItems, rejected: (none ?? 0) + (badN ?? 0), message: msgs.join('; ') };
   }
 }

@@ -1,24 +1,27 @@
 /**
- * The landing thread: everything the receiver does to the filesystem happens here,
- * synchronously, so the event loop that takes requests never waits on a disk (under a stream of
- * fsyncs even an `open` or a `rename` can wait for a journal commit).
+ * The landing thread: it reads the receiver's journal (journal.ts) from where landing stands and
+ * turns each acknowledged request into what the storage root holds — log records and spans as
+ * Session Data files in their sessions' `otlp/` directories, metrics requests as spool files —
+ * then records how far it got and forgets the journal segments it no longer needs.
  *
- * Work is done in rounds. A round takes every request queued so far — session batches and
- * metrics requests alike — and lands them together: first every file is written under a
- * temporary name, then every one is synced, then each is linked under its final name, then each
- * directory is synced. The first sync of a phase commits what the whole round wrote, so the rest
- * return at once: a round costs about two journal commits however many files it lands, and
- * requests that arrive meanwhile form the next round (group commit across sessions).
+ * Work is done in rounds. A round takes every entry journaled so far (up to a bound) and lands
+ * it together: one file per session, kind and header however many requests it spans, every file
+ * written under a temporary name, then all synced, then linked under their final names, then
+ * their directories synced; only then does `landed.state` move past those entries. A crash at
+ * any point re-lands from `landed.state` at the next start: at least once, never lost.
  *
- * Session work: under the session's `.lock`, one Session Data file per kind and header, the
- * `seq` from the session's counter, `ord` and `off` continuing the kind's stream. A session whose
- * lock another collector holds waits for later rounds, up to lock_wait. The state files
- * (`<kind>.cursor`, `session.state`, `_metrics/spool.state`) are written once things have been
- * quiet for a moment and at shutdown, not per round: rewriting a file by rename costs a commit of
- * its own, and none of them is the authority — after a restart the stream's end is read from the
- * last landed file and every counter is raised above the numbers on disk.
+ * Session work happens under the session's `.lock`, `seq` from the session's counter, `ord` and
+ * `off` continuing the kind's stream. A session whose lock another collector holds keeps its
+ * records here, in order, and is tried again each round; the journal is kept from its first
+ * waiting entry on. The state files (`<kind>.cursor`, `session.state`, `_metrics/spool.state`)
+ * are written when things have been quiet for a moment and at shutdown, not per round: none of
+ * them is the authority — after a restart the stream's end is read from the last landed file and
+ * every counter is raised above the numbers on disk.
+ *
+ * Everything here is synchronous on purpose: this thread exists so the request thread never
+ * waits on the disk, and a round is a sequence of file operations with nothing to overlap.
  */
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, statSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
@@ -31,53 +34,69 @@ import { FileLock } from '../../storage/lock.js';
 import { SequenceCounter } from '../../storage/session-state.js';
 import { replaceAtomically } from '../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
+import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
+import { resourceHeader, scopeHeader, type PlainObject } from '../../otlp/plain.js';
+import {
+  DIALECT, OTLP_ADAPTER, OTLP_LOGS_SRC, OTLP_TRACES_SRC, badSessionId, otlpLogRecordToSd, otlpSessionOf, otlpSpanToSd, type OtlpConverted,
+} from '../../adapters/claude-code/otlp-dialect.js';
+import { DAMAGED_DIR, FRAME_BYTES, LANDED_STATE, nextGoodEntry, readEntry, segmentBase, segmentName, type JournalEntry } from './journal-format.js';
+import { recordTail } from './record-line.js';
 import { streamEnd, type OtlpKind, type StreamState } from './stream-end.js';
 
-/**
- * One file to land: its kind and header context, and its records as JSON lines without
- * `ord`/`off`. Strings rather than objects, because crossing to this thread copies everything:
- * a few long strings copy much faster than many small objects.
- */
-export interface FileSpec {
-  kind: OtlpKind;
-  src: string;
-  adapter: string;
-  dialect: string;
-  resourceJson: string;
-  scopeJson: string;
-  /** Each record's JSON after `{"ord":…,"off":…,` (the rest of its line), the lines joined by newlines. */
-  tails: string;
-  /** Each record's source byte count (the `bytes` field), for the next offset. */
-  sizes: number[];
+export interface LandWorkerInit {
+  root: string;
+  journalDir: string;
+  spoolDir: string;
+  /** Where landing resumes and where the journal's good entries end, as journal.ts found them. */
+  from: number;
+  to: number;
+  lockWaitMs: number;
 }
 
+/** Request thread → landing thread. */
 export type WorkerRequest =
-  | { op: 'session'; id: number; session: string; files: FileSpec[]; lockWaitMs: number }
-  | { op: 'spool'; id: number; dir: string; bodies: Uint8Array[]; lockWaitMs: number; maxSpoolBytes: number }
-  | { op: 'spool-open'; id: number; dir: string; lockWaitMs: number }
-  | { op: 'flush'; id: number };
+  | { op: 'durable'; end: number }
+  | { op: 'flush'; id: number }
+  /** Count the spool again (an exporter may have removed sent files) and report it. */
+  | { op: 'rescan-spool'; id: number };
 
-export type WorkerReply =
-  | { id: number; ok: true; files?: number; records?: number; spoolBytes?: number; seqs?: (number | string)[] }
-  | { id: number; ok: false; reason: 'busy' | 'storage_error' | 'spool_full'; message: string; retryAfter?: number; spoolBytes?: number };
-
-class Refusal extends Error {
-  constructor(readonly reason: 'busy' | 'storage_error' | 'spool_full', message: string, readonly retryAfter?: number) {
-    super(message);
-  }
+export interface LandProgress {
+  op: 'progress';
+  /** Every entry before this position is landed durably. */
+  landedThrough: number;
+  spoolBytes: number;
+  /** Added since the previous progress message. */
+  files: number;
+  records: number;
+  spoolFiles: number;
+  damaged: number;
+  /** Sessions waiting for a lock another collector holds. */
+  waitingSessions: number;
 }
 
+/** Landing thread → request thread. */
+export type WorkerMessage =
+  | { op: 'ready'; spoolBytes: number }
+  | { op: 'failed'; message: string }
+  | LandProgress
+  | { op: 'reply'; id: number; ok: boolean; message?: string }
+  | { op: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
+
+const init = workerData as LandWorkerInit;
+const port = parentPort as MessagePort;
+const root = init.root;
+
+const post = (m: WorkerMessage) => port.postMessage(m);
+const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => post({ op: 'log', level, msg, fields });
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/** Takes a lock, waiting up to `waitMs`; used outside rounds (open, flush), where waiting blocks nothing urgent. */
-function acquire(lock: FileLock, waitMs: number, what: string): void {
+/** Takes a lock, waiting up to `waitMs`; used outside rounds (start, flush), where waiting blocks nothing urgent. */
+function acquire(lock: FileLock, waitMs: number): boolean {
   const deadline = Date.now() + waitMs;
   let delay = 2;
   for (;;) {
-    if (lock.tryAcquire()) return;
-    if (Date.now() >= deadline) {
-      throw new Refusal('busy', `${what} is locked by another collector (${lock.path}); try again`, Math.max(1, Math.ceil(waitMs / 1000)));
-    }
+    if (lock.tryAcquire()) return true;
+    if (Date.now() >= deadline) return false;
     sleepSync(Math.min(delay, Math.max(1, deadline - Date.now())));
     delay = Math.min(delay * 2, 50);
   }
@@ -94,6 +113,14 @@ function fsyncDir(dir: string): void {
   } catch { /* best effort, as storage/write-once.ts */ }
 }
 
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The files of one round, landed in phases: write all, sync all, link all, sync their directories.
  * Each file's outcome is reported to its owner; one failing file does not fail the others.
@@ -103,10 +130,6 @@ class Round {
 
   add(final: string, parts: (string | Uint8Array)[], done: (err?: Error) => void): void {
     this.files.push({ final, tmp: tempPath(final), parts, done });
-  }
-
-  get size(): number {
-    return this.files.length;
   }
 
   land(): void {
@@ -150,6 +173,197 @@ class Round {
   }
 }
 
+/* ------------------------------------------------------------------ what waits to land */
+
+/** A file being put together: one per session, kind and header; its lines are joined when it is written. */
+interface Draft {
+  kind: OtlpKind;
+  src: string;
+  resourceJson: string;
+  scopeJson: string;
+  /** Each record's line after `{"ord":…,"off":…,`. */
+  tails: string[];
+  /** Each record's source byte count (its `bytes`), for the next offset. */
+  sizes: number[];
+}
+
+interface SessionWork {
+  drafts: Map<string, Draft>;
+  /** The journal position of the first entry with records here: the journal is kept from it. */
+  firstAt: number;
+  records: number;
+  /** Since when its lock has been found held by another collector (0: not waiting). */
+  waitingSince: number;
+  warned: boolean;
+}
+
+interface SpoolWork {
+  at: number;
+  receivedAtNs: bigint;
+  body: Buffer;
+}
+
+const sessionWork = new Map<string, SessionWork>();
+let spoolWork: SpoolWork[] = [];
+/** Bytes of converted records and spool bodies waiting; past the bound, no more entries are read. */
+let waitingBytes = 0;
+const MAX_WAITING_BYTES = 256 * 1024 * 1024;
+
+function addGroups<T extends { attributes: PlainObject }>(entry: JournalEntry, groups: ResourceGroup<T>[], kind: OtlpKind, src: string, convert: (m: T) => OtlpConverted): void {
+  for (const g of groups) {
+    const resourceJson = JSON.stringify(resourceHeader(g.resource));
+    for (const sg of g.scopes) {
+      const scopeJson = JSON.stringify(scopeHeader(sg.scope));
+      const key = `${kind}\u0000${resourceJson}\u0000${scopeJson}`;
+      for (const it of sg.items) {
+        const session = otlpSessionOf(it.message.attributes, g.resource?.attributes);
+        // Items with no usable session were refused to the client (partial success) and land nowhere.
+        if (!session || badSessionId(session)) continue;
+        let w = sessionWork.get(session);
+        if (!w) {
+          w = { drafts: new Map(), firstAt: entry.at, records: 0, waitingSince: 0, warned: false };
+          sessionWork.set(session, w);
+        }
+        let d = w.drafts.get(key);
+        if (!d) {
+          d = { kind, src, resourceJson, scopeJson, tails: [], sizes: [] };
+          w.drafts.set(key, d);
+        }
+        const tail = recordTail(it.bytes, convert(it.message));
+        d.tails.push(tail);
+        d.sizes.push(it.bytes.length);
+        w.records++;
+        waitingBytes += tail.length;
+      }
+    }
+  }
+}
+
+function addEntry(e: JournalEntry): void {
+  if (e.signal === 'metrics') {
+    // A copy: the read buffer it is a slice of should not live as long as a request waiting for the spool lock.
+    spoolWork.push({ at: e.at, receivedAtNs: e.receivedAtNs, body: Buffer.from(e.body) });
+    waitingBytes += e.body.length;
+  } else if (e.signal === 'logs') {
+    addGroups(e, logsRequestGroups(e.body), 'otlp_log', OTLP_LOGS_SRC, otlpLogRecordToSd);
+  } else {
+    addGroups(e, tracesRequestGroups(e.body), 'otlp_span', OTLP_TRACES_SRC, otlpSpanToSd);
+  }
+}
+
+/* ------------------------------------------------------------------ reading the journal */
+
+/** The journal is read from here; everything before it is landed or waiting in memory. */
+let readPos = init.from;
+let durableEnd = init.to;
+let landedThrough = init.from;
+let bases: number[] = [];
+let damagedSinceProgress = 0;
+/** Bytes read from the journal at most per round (a larger entry is read alone). */
+const READ_BYTES = 32 * 1024 * 1024;
+
+function listSegments(): void {
+  bases = listDir(init.journalDir).map(segmentBase).filter((b): b is number => b !== undefined).sort((a, b) => a - b);
+}
+
+function readRange(base: number, from: number, len: number): Buffer {
+  const buf = Buffer.allocUnsafe(len);
+  const fd = openSync(join(init.journalDir, segmentName(base)), 'r');
+  try {
+    let got = 0;
+    while (got < len) {
+      const n = readSync(fd, buf, got, len - got, from - base + got);
+      if (n === 0) return buf.subarray(0, got);
+      got += n;
+    }
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Keeps a damaged stretch of the journal for a person to look at, and says so. */
+function quarantine(base: number, bufAt: number, buf: Buffer, from: number, to: number, reason: string): void {
+  const dir = join(init.journalDir, DAMAGED_DIR);
+  const position = bufAt + from;
+  const name = `${segmentName(base)}-${position.toString(16)}.bin`;
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), buf.subarray(from, to));
+  } catch { /* the log line below still says where */ }
+  damagedSinceProgress++;
+  log('error', `the receiver's journal holds ${to - from} bytes at position ${position} that cannot be landed (${reason}); they were skipped, and a copy is in ${join(dir, name)}`, {
+    segment: segmentName(base), position, bytes: to - from, reason,
+  });
+}
+
+/** Reads the next entries (up to READ_BYTES, at least one), adding them to the work. */
+function readEntries(): void {
+  let budget = READ_BYTES;
+  while (readPos < durableEnd && budget > 0 && waitingBytes < MAX_WAITING_BYTES) {
+    if (!bases.length || readPos >= bases[bases.length - 1]! || !bases.some((b) => b <= readPos)) listSegments();
+    let i = bases.length - 1;
+    while (i >= 0 && bases[i]! > readPos) i--;
+    if (i < 0) {
+      // No segment holds this position: the journal lost files. Nothing can be read up to the next one.
+      const next = bases.find((b) => b > readPos) ?? durableEnd;
+      log('error', `the receiver's journal has no segment for positions ${readPos} to ${next}; those requests are lost`, { from: readPos, to: next });
+      damagedSinceProgress++;
+      readPos = next;
+      continue;
+    }
+    const base = bases[i]!;
+    const segEnd = Math.min(bases[i + 1] ?? Infinity, durableEnd);
+    if (readPos >= segEnd) {
+      readPos = bases[i + 1] ?? durableEnd;
+      continue;
+    }
+    let buf = readRange(base, readPos, Math.min(segEnd - readPos, budget));
+    let off = 0;
+    for (;;) {
+      const r = readEntry(buf, off, readPos);
+      if (r.ok) {
+        try {
+          addEntry(r.entry);
+        } catch (err) {
+          // Checked bytes the converter cannot take are a bug; the request is kept for a person, not dropped silently.
+          quarantine(base, readPos, buf, off, r.entry.end - readPos, `the request cannot be landed: ${(err as Error).message}`);
+        }
+        off = r.entry.end - readPos;
+        continue;
+      }
+      if (r.short) {
+        if (off > 0) break; // the rest next time
+        if (buf.length >= segEnd - readPos) {
+          // The segment ends inside an entry below the durable end: only damage does that.
+          quarantine(base, readPos, buf, 0, buf.length, 'an entry runs past the end of its segment');
+          off = buf.length;
+          break;
+        }
+        // One entry larger than the budget: read it whole.
+        const len = buf.length >= FRAME_BYTES ? FRAME_BYTES + buf.readUInt32LE(4) : segEnd - readPos;
+        buf = readRange(base, readPos, Math.min(len, segEnd - readPos));
+        if (buf.length < len) {
+          quarantine(base, readPos, buf, 0, buf.length, 'an entry runs past the end of its segment');
+          off = buf.length;
+          break;
+        }
+        continue;
+      }
+      // Damage: skip to the next good entry in this segment, keeping what was skipped.
+      const whole = buf.length < segEnd - readPos ? readRange(base, readPos, segEnd - readPos) : buf;
+      const next = nextGoodEntry(whole, off + 1, readPos);
+      const to = next < 0 ? whole.length : next;
+      quarantine(base, readPos, whole, off, to, r.reason);
+      buf = whole;
+      off = to;
+      if (next < 0) break;
+    }
+    budget -= off;
+    readPos += off;
+  }
+}
+
 /* ------------------------------------------------------------------ sessions */
 
 interface SessionCache {
@@ -157,7 +371,7 @@ interface SessionCache {
   /** session.state as this thread last read or wrote it. */
   stateText: string;
   streams: Map<OtlpKind, StreamState & { lastSeq: number }>;
-  /** State files not yet written since the last batch. */
+  /** State files not yet written since the last round. */
   dirty: boolean;
   lastAt: string;
 }
@@ -165,15 +379,7 @@ interface SessionCache {
 const sessions = new Map<string, SessionCache>();
 const MAX_SESSIONS = 10_000;
 
-function readText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-function loadSession(root: string, session: string): SessionCache {
+function loadSession(session: string): SessionCache {
   const nextSeq = new SequenceCounter(root, session).peek();
   const streams = new Map<OtlpKind, StreamState & { lastSeq: number }>();
   for (const kind of ['otlp_log', 'otlp_span'] as const) {
@@ -184,7 +390,7 @@ function loadSession(root: string, session: string): SessionCache {
 }
 
 /** Writes the cursors and session.state of a session (under its lock). */
-function writeSessionState(root: string, session: string, c: SessionCache): void {
+function writeSessionState(session: string, c: SessionCache): void {
   const dir = otlpDir(root, session);
   for (const [kind, s] of c.streams) {
     const cur: AppendCursor = {
@@ -202,10 +408,10 @@ function writeSessionState(root: string, session: string, c: SessionCache): void
 }
 
 /** The session's remembered state, unless another writer has been there since (then read from disk). */
-function sessionState(root: string, session: string, contended: boolean): SessionCache {
+function sessionState(session: string, contended: boolean): SessionCache {
   const c = sessions.get(session);
   if (c && !contended && readText(sessionStatePath(root, session)) === c.stateText) return c;
-  const fresh = loadSession(root, session);
+  const fresh = loadSession(session);
   sessions.set(session, fresh);
   if (sessions.size > MAX_SESSIONS) {
     for (const [id, s] of sessions) {
@@ -216,105 +422,82 @@ function sessionState(root: string, session: string, contended: boolean): Sessio
   return fresh;
 }
 
-/** Why a session cannot land now; `busy` while within its wait, the job is tried again next round. */
-type Prepared = { ok: true; finish: () => WorkerReply } | { ok: false; busy: true } | { ok: false; reply: WorkerReply };
-
 /**
- * Adds a session batch's files to the round, under the session's lock (held until the round is
- * done). Returns how to finish it once the round has landed.
+ * Adds a session's waiting files to the round, under the session's lock (held until the round is
+ * done). Returns what to do once the round has landed, or undefined when the lock is held elsewhere.
  */
-function prepareSession(round: Round, m: Extract<WorkerRequest, { op: 'session' }>): Prepared {
-  const lockPath = sessionLockPath(root, m.session);
+function prepareSession(round: Round, session: string, work: SessionWork): (() => boolean) | undefined {
+  const lockPath = sessionLockPath(root, session);
+  mkdirSync(otlpDir(root, session), { recursive: true });
   // A lock file already there means another writer is or was in the session (a crashed one
   // leaves it behind): then nothing remembered is trusted.
   const contended = existsSync(lockPath);
   const lock = new FileLock(lockPath);
-  try {
-    if (!lock.tryAcquire()) return { ok: false, busy: true };
-  } catch (err) {
-    return { ok: false, reply: { id: m.id, ok: false, reason: 'storage_error', message: `cannot take ${lockPath}: ${(err as Error).message}`, retryAfter: 5 } };
-  }
-  try {
-    const cache = sessionState(root, m.session, contended);
-    const dir = otlpDir(root, m.session);
-    mkdirSync(dir, { recursive: true });
-    const ns = nowNs();
-    const stamp = compactStamp(ns);
-    const at = rfc3339(ns);
-    const errors: Error[] = [];
-    let records = 0;
-    for (const f of m.files) {
-      const seq = cache.nextSeq++;
-      const stream = cache.streams.get(f.kind) ?? { ord: 0, next: 0, lastSeq: 0 };
-      const header: Omit<Header, 'h' | 'schema'> = {
-        seq, at, kind: f.kind, adapter: f.adapter, dialect: f.dialect, src: f.src, session: m.session,
-        resource: JSON.parse(f.resourceJson) as unknown, scope: JSON.parse(f.scopeJson) as unknown,
-      };
-      // The Session Data layout of formats/session-data/encode.ts: header, records, and a closing
-      // line with the count and the SHA-256 of every byte before it.
-      const hash = createHash('sha256');
-      const parts: string[] = [];
-      const add = (line: string) => {
-        const l = line + '\n';
-        hash.update(l, 'utf8');
-        parts.push(l);
-      };
-      add(encodeHeader(header));
-      const tails = f.tails.split('\n');
-      if (tails.length !== f.sizes.length) throw new Error(`a batch of ${f.sizes.length} records arrived with ${tails.length} lines`);
-      for (let i = 0; i < tails.length; i++) {
-        add(`{"ord":${++stream.ord},"off":${stream.next},${tails[i]}`);
-        stream.next += f.sizes[i]! + 1;
-      }
-      parts.push(JSON.stringify({ t: 'end', records: tails.length, digest: hash.digest('hex') }) + '\n');
-      stream.lastSeq = seq;
-      cache.streams.set(f.kind, stream);
-      records += tails.length;
-      round.add(join(dir, landedName(f.kind, stamp, seq)), parts, (err) => err && errors.push(err));
-    }
-    return {
-      ok: true,
-      finish: () => {
-        try {
-          if (errors.length) {
-            sessions.delete(m.session); // what is on disk is the authority again
-            return { id: m.id, ok: false, reason: 'storage_error', message: errors[0]!.message, retryAfter: 5 };
-          }
-          cache.dirty = true;
-          cache.lastAt = at;
-          if (contended) writeSessionState(root, m.session, cache); // someone else is about: leave the state current now
-          return { id: m.id, ok: true, files: m.files.length, records };
-        } catch (err) {
-          sessions.delete(m.session);
-          return { id: m.id, ok: false, reason: 'storage_error', message: (err as Error).message, retryAfter: 5 };
-        } finally {
-          lock.release();
-        }
-      },
+  if (!lock.tryAcquire()) return undefined;
+  const cache = sessionState(session, contended);
+  const dir = otlpDir(root, session);
+  const ns = nowNs();
+  const stamp = compactStamp(ns);
+  const at = rfc3339(ns);
+  const errors: Error[] = [];
+  for (const d of work.drafts.values()) {
+    const seq = cache.nextSeq++;
+    const stream = cache.streams.get(d.kind) ?? { ord: 0, next: 0, lastSeq: 0 };
+    const header: Omit<Header, 'h' | 'schema'> = {
+      seq, at, kind: d.kind, adapter: OTLP_ADAPTER, dialect: DIALECT, src: d.src, session,
+      resource: JSON.parse(d.resourceJson) as unknown, scope: JSON.parse(d.scopeJson) as unknown,
     };
-  } catch (err) {
-    sessions.delete(m.session);
-    lock.release();
-    return { ok: false, reply: { id: m.id, ok: false, reason: 'storage_error', message: (err as Error).message, retryAfter: 5 } };
+    // The Session Data layout of formats/session-data/encode.ts: header, records, and a closing
+    // line with the count and the SHA-256 of every byte before it.
+    const hash = createHash('sha256');
+    const parts: string[] = [];
+    const add = (line: string) => {
+      hash.update(line, 'utf8');
+      parts.push(line);
+    };
+    add(encodeHeader(header) + '\n');
+    const lines: string[] = new Array(d.tails.length);
+    for (let i = 0; i < d.tails.length; i++) {
+      lines[i] = `{"ord":${++stream.ord},"off":${stream.next},${d.tails[i]}\n`;
+      stream.next += d.sizes[i]! + 1;
+    }
+    add(lines.join(''));
+    parts.push(JSON.stringify({ t: 'end', records: d.tails.length, digest: hash.digest('hex') }) + '\n');
+    stream.lastSeq = seq;
+    cache.streams.set(d.kind, stream);
+    round.add(join(dir, landedName(d.kind, stamp, seq)), parts, (err) => err && errors.push(err));
   }
+  return () => {
+    try {
+      if (errors.length) {
+        // Nothing of this session counts as landed: every file is written again next round, after
+        // what is on disk (a file that did land this round stays, so its records may land twice).
+        sessions.delete(session);
+        log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${errors[0]!.message}`, { session });
+        return false;
+      }
+      cache.dirty = true;
+      cache.lastAt = at;
+      if (contended) writeSessionState(session, cache); // someone else is about: leave the state current now
+      return true;
+    } finally {
+      lock.release();
+    }
+  };
 }
 
 /** Writes the state files of every session that landed something since they were last written. */
-function flushSessions(root: string, waitMs: number): void {
+function flushSessions(waitMs: number): void {
   for (const [session, c] of sessions) {
     if (!c.dirty) continue;
     const lock = new FileLock(sessionLockPath(root, session));
-    try {
-      acquire(lock, waitMs, `session ${session}`);
-    } catch {
-      continue; // busy: the next flush tries again
-    }
+    if (!acquire(lock, waitMs)) continue; // busy: the next flush tries again
     try {
       if (readText(sessionStatePath(root, session)) !== c.stateText) {
         // Another writer moved the counter: keep the larger, and our streams (only we write otlp/).
         c.nextSeq = Math.max(c.nextSeq, new SequenceCounter(root, session).peek());
       }
-      writeSessionState(root, session, c);
+      writeSessionState(session, c);
     } catch {
       sessions.delete(session);
     } finally {
@@ -323,22 +506,20 @@ function flushSessions(root: string, waitMs: number): void {
   }
 }
 
-/* ------------------------------------------------------------------ metrics spool */
+/* ------------------------------------------------------------------ the metrics spool */
 
 const SPOOL_NAME = /^metrics-(\d{8}T\d{6}\.\d{9}Z)-(\d{6,})-otlp\.pb$/;
 const ANY_SPOOL_FILE = /^metrics-.*\.pb$/;
-const RESCAN_MS = 1000;
 
 interface Spool {
   dir: string;
   nextSeq: number;
   stateText: string;
   bytes: number;
-  scannedAt: number;
   dirty: boolean;
 }
 
-let spool: Spool | undefined;
+const spool: Spool = { dir: init.spoolDir, nextSeq: 1, stateText: '', bytes: 0, dirty: false };
 
 function spoolScan(s: Spool): void {
   let total = 0;
@@ -351,7 +532,6 @@ function spoolScan(s: Spool): void {
   }
   s.bytes = total;
   s.nextSeq = Math.max(s.nextSeq, next);
-  s.scannedAt = Date.now();
   s.stateText = readText(join(s.dir, 'spool.state'));
 }
 
@@ -365,18 +545,17 @@ function alive(pid: number): boolean {
   }
 }
 
-function spoolOpen(dir: string, waitMs: number): number {
-  mkdirSync(dir, { recursive: true });
-  const lock = new FileLock(join(dir, '.lock'));
-  acquire(lock, waitMs, 'the metrics spool');
+/** Counts the spool and clears temporary files a crashed receiver left behind. */
+function spoolOpen(waitMs: number): void {
+  mkdirSync(spool.dir, { recursive: true });
+  const lock = new FileLock(join(spool.dir, '.lock'));
+  if (!acquire(lock, waitMs)) throw new Error(`the metrics spool ${spool.dir} is locked by another collector (${lock.path}); try again`);
   try {
-    for (const name of listDir(dir)) {
+    for (const name of listDir(spool.dir)) {
       const m = /^\.tmp-metrics-.*-otlp\.pb-(\d+)-[0-9a-f]+$/.exec(name);
-      if (m && !alive(Number(m[1]))) try { unlinkSync(join(dir, name)); } catch { /* gone */ }
+      if (m && !alive(Number(m[1]))) try { unlinkSync(join(spool.dir, name)); } catch { /* gone */ }
     }
-    spool = { dir, nextSeq: 1, stateText: '', bytes: 0, scannedAt: 0, dirty: false };
     spoolScan(spool);
-    return spool.bytes;
   } finally {
     lock.release();
   }
@@ -389,72 +568,38 @@ function writeSpoolState(s: Spool): void {
   s.dirty = false;
 }
 
-/** Adds every metrics request of the round to it, under the spool's lock (held until the round is done). */
-function prepareSpool(round: Round, msgs: Extract<WorkerRequest, { op: 'spool' }>[]): Prepared {
-  const s = spool;
-  if (!s) return { ok: false, reply: { id: msgs[0]!.id, ok: false, reason: 'storage_error', message: 'the spool was not opened' } };
-  const lockPath = join(s.dir, '.lock');
+/** Adds every waiting metrics request to the round, under the spool's lock; undefined when it is held elsewhere. */
+function prepareSpool(round: Round, work: SpoolWork[]): (() => SpoolWork[]) | undefined {
+  const lockPath = join(spool.dir, '.lock');
+  mkdirSync(spool.dir, { recursive: true });
   const contended = existsSync(lockPath);
   const lock = new FileLock(lockPath);
-  try {
-    if (!lock.tryAcquire()) return { ok: false, busy: true };
-  } catch (err) {
-    return { ok: false, reply: { id: msgs[0]!.id, ok: false, reason: 'storage_error', message: `cannot take ${lockPath}: ${(err as Error).message}`, retryAfter: 5 } };
+  if (!lock.tryAcquire()) return undefined;
+  if (contended || readText(join(spool.dir, 'spool.state')) !== spool.stateText) spoolScan(spool);
+  const failed: SpoolWork[] = [];
+  for (const w of work) {
+    const seq = spool.nextSeq++;
+    spool.dirty = true;
+    round.add(join(spool.dir, `metrics-${compactStamp(w.receivedAtNs)}-${String(seq).padStart(6, '0')}-otlp.pb`), [w.body], (err) => {
+      if (err) failed.push(w);
+      else spool.bytes += w.body.length;
+    });
   }
-  try {
-    mkdirSync(s.dir, { recursive: true });
-    if (contended || readText(join(s.dir, 'spool.state')) !== s.stateText) spoolScan(s);
-    const max = msgs[0]!.maxSpoolBytes;
-    const incoming = msgs.reduce((n, m) => n + m.bodies.reduce((k, b) => k + b.length, 0), 0);
-    if (max > 0 && s.bytes + incoming > max && Date.now() - s.scannedAt >= RESCAN_MS) spoolScan(s);
-    let room = max > 0 ? max - s.bytes : Infinity;
-    const stamp = compactStamp(nowNs());
-    const results = msgs.map((m) => m.bodies.map((b): number | string => {
-      if (b.length > room) return 'spool_full';
-      room -= b.length;
-      const seq = s.nextSeq++;
-      s.dirty = true;
-      return seq;
-    }));
-    for (const [i, m] of msgs.entries()) {
-      for (const [j, b] of m.bodies.entries()) {
-        const seq = results[i]![j]!;
-        if (typeof seq !== 'number') continue;
-        round.add(join(s.dir, `metrics-${stamp}-${String(seq).padStart(6, '0')}-otlp.pb`), [b], (err) => {
-          if (err) results[i]![j] = `storage_error:${err.message}`;
-          else s.bytes += b.length;
-        });
-      }
+  return () => {
+    try {
+      if (contended) writeSpoolState(spool);
+    } catch { /* written again at the next flush */ } finally {
+      lock.release();
     }
-    return {
-      ok: true,
-      finish: () => {
-        try {
-          if (contended) writeSpoolState(s);
-        } catch { /* written again at the next flush */ } finally {
-          lock.release();
-        }
-        // One reply per message; the caller replies for all of them.
-        spoolResults = msgs.map((m, i) => ({ id: m.id, ok: true as const, seqs: results[i], spoolBytes: s.bytes }));
-        return spoolResults[0]!;
-      },
-    };
-  } catch (err) {
-    lock.release();
-    return { ok: false, reply: { id: msgs[0]!.id, ok: false, reason: 'storage_error', message: (err as Error).message, retryAfter: 5 } };
-  }
+    if (failed.length) log('error', `could not land ${failed.length} metrics requests in ${spool.dir}; they stay in the journal and are tried again`, { count: failed.length });
+    return failed;
+  };
 }
 
-let spoolResults: WorkerReply[] = [];
-
 function flushSpool(waitMs: number): void {
-  if (!spool?.dirty) return;
+  if (!spool.dirty) return;
   const lock = new FileLock(join(spool.dir, '.lock'));
-  try {
-    acquire(lock, waitMs, 'the metrics spool');
-  } catch {
-    return;
-  }
+  if (!acquire(lock, waitMs)) return;
   try {
     if (readText(join(spool.dir, 'spool.state')) !== spool.stateText) spoolScan(spool);
     writeSpoolState(spool);
@@ -463,101 +608,182 @@ function flushSpool(waitMs: number): void {
   }
 }
 
+/* ------------------------------------------------------------------ rounds */
+
+let landedFiles = 0, landedRecords = 0, landedSpoolFiles = 0;
+
+/** Lands everything waiting; returns whether anything is still waiting (a lock held elsewhere, a failed write). */
+function landWaiting(): boolean {
+  const round = new Round();
+  const finishers: (() => void)[] = [];
+  const now = Date.now();
+  for (const [session, work] of sessionWork) {
+    let finish: (() => boolean) | undefined;
+    try {
+      finish = prepareSession(round, session, work);
+    } catch (err) {
+      log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${(err as Error).message}`, { session });
+      continue;
+    }
+    if (!finish) {
+      if (!work.waitingSince) work.waitingSince = now;
+      if (!work.warned && now - work.waitingSince >= init.lockWaitMs) {
+        work.warned = true;
+        log('warn', `session ${session} is locked by another collector (${sessionLockPath(root, session)}); its ${work.records} records wait in the journal until it is free`, { session, records: work.records });
+      }
+      continue;
+    }
+    finishers.push(() => {
+      if (!finish()) return;
+      sessionWork.delete(session);
+      landedFiles += work.drafts.size;
+      landedRecords += work.records;
+      for (const d of work.drafts.values()) for (const t of d.tails) waitingBytes -= t.length;
+    });
+  }
+  if (spoolWork.length) {
+    const work = spoolWork;
+    let finish: (() => SpoolWork[]) | undefined;
+    try {
+      finish = prepareSpool(round, work);
+    } catch (err) {
+      log('error', `could not land metrics requests in ${spool.dir}; they stay in the journal and are tried again: ${(err as Error).message}`);
+    }
+    if (finish) {
+      spoolWork = [];
+      finishers.push(() => {
+        const failed = finish();
+        spoolWork = failed.concat(spoolWork);
+        for (const w of work) if (!failed.includes(w)) {
+          waitingBytes -= w.body.length;
+          landedSpoolFiles++;
+        }
+      });
+    }
+  }
+  round.land();
+  for (const f of finishers) f();
+  return sessionWork.size > 0 || spoolWork.length > 0;
+}
+
+/** Moves `landed.state` to the first entry not landed, and removes the segments wholly before it. */
+function checkpoint(): void {
+  let through = readPos;
+  for (const w of sessionWork.values()) through = Math.min(through, w.firstAt);
+  if (spoolWork.length) through = Math.min(through, spoolWork[0]!.at);
+  if (through === landedThrough) return;
+  replaceAtomically(join(init.journalDir, LANDED_STATE), formatKv([['schema', 1], ['landed_through', through]]));
+  landedThrough = through;
+  listSegments();
+  // A segment goes once the next one starts at or before the landed position; the last one is the writer's.
+  for (let i = 0; i + 1 < bases.length && bases[i + 1]! <= landedThrough; i++) {
+    try { unlinkSync(join(init.journalDir, segmentName(bases[i]!))); } catch { /* gone */ }
+  }
+  listSegments();
+}
+
+function progress(): void {
+  post({
+    op: 'progress', landedThrough, spoolBytes: spool.bytes, files: landedFiles, records: landedRecords, spoolFiles: landedSpoolFiles,
+    damaged: damagedSinceProgress, waitingSessions: sessionWork.size,
+  });
+  landedFiles = landedRecords = landedSpoolFiles = damagedSinceProgress = 0;
+}
+
 /* ------------------------------------------------------------------ the thread's loop */
 
-const port = parentPort as MessagePort;
-const root = (workerData as { root: string }).root;
 /** State files are written when nothing has arrived for this long. */
 const QUIET_MS = 250;
 let quietTimer: NodeJS.Timeout | undefined;
 let retryTimer: NodeJS.Timeout | undefined;
+let retryDelay = 10;
 
-/** Work whose lock was busy, tried again each round until its deadline. */
-const waiting: { m: Extract<WorkerRequest, { op: 'session' | 'spool' }>; deadline: number }[] = [];
-
-function reply(r: WorkerReply): void {
-  port.postMessage(r);
-}
-
-function busyReply(m: { id: number; lockWaitMs: number }, what: string): WorkerReply {
-  return { id: m.id, ok: false, reason: 'busy', message: `${what} is locked by another collector; try again`, retryAfter: Math.max(1, Math.ceil(m.lockWaitMs / 1000)) };
-}
-
-function refusalOf(err: unknown): { reason: 'busy' | 'storage_error' | 'spool_full'; message: string; retryAfter?: number } {
-  if (err instanceof Refusal) return { reason: err.reason, message: err.message, retryAfter: err.retryAfter };
-  return { reason: 'storage_error', message: (err as Error).message, retryAfter: 5 };
-}
-
-/** One round over everything queued: other operations first, then the files of every batch together. */
-function runRound(msgs: WorkerRequest[]): void {
-  const now = Date.now();
-  const work = waiting.splice(0);
-  for (const m of msgs) {
-    if (m.op === 'session' || m.op === 'spool') work.push({ m, deadline: now + m.lockWaitMs });
-    else {
-      try {
-        if (m.op === 'spool-open') reply({ id: m.id, ok: true, spoolBytes: spoolOpen(m.dir, m.lockWaitMs) });
-        else {
-          flushSessions(root, 2000);
-          flushSpool(2000);
-          reply({ id: m.id, ok: true });
-        }
-      } catch (err) {
-        reply({ id: m.id, ok: false, ...refusalOf(err), spoolBytes: spool?.bytes });
-      }
+function handle(m: WorkerRequest): void {
+  if (m.op === 'durable') durableEnd = Math.max(durableEnd, m.end);
+  else if (m.op === 'rescan-spool') {
+    try {
+      spoolScan(spool);
+    } catch { /* counted again next time */ }
+    progress();
+    post({ op: 'reply', id: m.id, ok: true });
+  } else {
+    try {
+      flushSessions(2000);
+      flushSpool(2000);
+      post({ op: 'reply', id: m.id, ok: true });
+    } catch (err) {
+      post({ op: 'reply', id: m.id, ok: false, message: (err as Error).message });
     }
   }
-  if (work.length === 0) return;
-  const round = new Round();
-  const finishers: (() => void)[] = [];
-  const defer = (w: (typeof work)[number], what: string) => {
-    if (Date.now() < w.deadline) waiting.push(w);
-    else reply(busyReply(w.m, what));
-  };
-  for (const w of work) {
-    if (w.m.op !== 'session') continue;
-    const p = prepareSession(round, w.m);
-    if (p.ok) finishers.push(() => reply(p.finish()));
-    else if ('busy' in p) defer(w, `session ${w.m.session}`);
-    else reply(p.reply);
-  }
-  const spools = work.filter((w) => w.m.op === 'spool');
-  if (spools.length) {
-    const p = prepareSpool(round, spools.map((w) => w.m as Extract<WorkerRequest, { op: 'spool' }>));
-    if (p.ok) {
-      finishers.push(() => {
-        p.finish();
-        for (const r of spoolResults) reply(r);
-        spoolResults = [];
-      });
-    } else if ('busy' in p) for (const w of spools) defer(w, 'the metrics spool');
-    else for (const w of spools) reply({ ...p.reply, id: w.m.id });
-  }
-  round.land();
-  for (const f of finishers) f();
 }
 
-function drainPort(first?: WorkerRequest): void {
-  // Everything already queued joins this round; whatever arrives while it lands forms the next.
-  let msgs: WorkerRequest[] = first ? [first] : [];
-  let retry = !first; // called by the retry timer: give the waiting work its round
-  for (;;) {
-    for (let more = receiveMessageOnPort(port); more; more = receiveMessageOnPort(port)) msgs.push(more.message as WorkerRequest);
-    if (msgs.length === 0 && !(retry && waiting.length)) break;
-    retry = false;
-    runRound(msgs);
-    msgs = [];
-  }
+/**
+ * Rounds start at most this often. Under a stream of requests, a round every so often lands
+ * each session's records of the whole interval as one file, where rounds back to back would
+ * write one small file per session per request round; creating files, taking locks and syncing
+ * them is what the disk spends its time on, and it slows the journal's own sync. An idle
+ * receiver lands a request at once.
+ */
+const MIN_ROUND_MS = 200;
+let lastRoundAt = 0;
+let roundTimer: NodeJS.Timeout | undefined;
+
+function work(): void {
   clearTimeout(retryTimer);
-  // Work waiting for a lock is tried again shortly, not in a spin.
-  if (waiting.length) retryTimer = setTimeout(() => drainPort(), 10);
+  retryTimer = undefined;
+  clearTimeout(roundTimer);
+  roundTimer = undefined;
+  for (;;) {
+    for (let more = receiveMessageOnPort(port); more; more = receiveMessageOnPort(port)) handle(more.message as WorkerRequest);
+    const hadWaiting = sessionWork.size > 0 || spoolWork.length > 0;
+    if (readPos >= durableEnd && !hadWaiting) break;
+    const wait = lastRoundAt + MIN_ROUND_MS - Date.now();
+    if (wait > 0) {
+      roundTimer = setTimeout(work, wait);
+      return;
+    }
+    lastRoundAt = Date.now();
+    const before = readPos;
+    readEntries();
+    const read = readPos !== before;
+    let stillWaiting = false;
+    try {
+      stillWaiting = landWaiting();
+      checkpoint();
+    } catch (err) {
+      log('error', `the receiver's landing round failed; what it held stays in the journal: ${(err as Error).message}`);
+      stillWaiting = true;
+    }
+    progress();
+    if (stillWaiting && !read && readPos >= durableEnd) {
+      // Only waiting work left (a lock held elsewhere, a failing disk): try again later, backing off.
+      retryTimer = setTimeout(work, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 1000);
+      break;
+    }
+    if (!stillWaiting) retryDelay = 10;
+  }
   clearTimeout(quietTimer);
   quietTimer = setTimeout(() => {
     try {
-      flushSessions(root, 1000);
+      flushSessions(1000);
       flushSpool(1000);
     } catch { /* the next flush tries again */ }
   }, QUIET_MS);
 }
 
-port.on('message', (m: WorkerRequest) => drainPort(m));
+port.on('message', (m: WorkerRequest) => {
+  handle(m);
+  // A round already scheduled takes this with it; otherwise one starts (or is scheduled) now.
+  if (!roundTimer && (!retryTimer || m.op === 'durable')) work();
+});
+
+try {
+  spoolOpen(init.lockWaitMs);
+  listSegments();
+  post({ op: 'ready', spoolBytes: spool.bytes });
+  // What the journal held at start (acknowledged before a crash or a stop) lands first.
+  if (readPos < durableEnd) work();
+} catch (err) {
+  post({ op: 'failed', message: (err as Error).message });
+}

@@ -25,8 +25,13 @@ export type { ReceiverLog, LogLevel } from './handler.js';
 
 export interface OtlpReceiverOptions {
   storageRoot: string;
+  /** The instance's name (its component id), naming its journal under `<root>/_journal/`. */
+  name?: string;
   log?: ReceiverLog;
 }
+
+/** A component id such as `claude_code_otlp/edge` as a directory name. */
+export const journalNameOf = (id: string) => id.replace(/[^A-Za-z0-9_.-]/g, '-');
 
 export interface OtlpReceiverAddresses {
   grpc?: string;
@@ -81,12 +86,14 @@ export class OtlpReceiver {
   private injector?: ReturnType<grpc.Server['createConnectionInjector']>;
   private readonly sockets = new Set<Socket>();
   private readonly bound: OtlpReceiverAddresses = {};
-  private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
+  private stopping?: Promise<void>;
+  private state: 'new' | 'starting' | 'running' | 'draining' | 'drained' | 'stopped' = 'new';
 
   constructor(private readonly cfg: OtlpReceiverConfig, opts: OtlpReceiverOptions) {
     this.log = opts.log ?? (() => {});
     this.handler = new ExportHandler({
-      storageRoot: opts.storageRoot, maxRequestBytes: cfg.maxRequestBytes, maxSpoolBytes: cfg.maxSpoolBytes, lockWaitMs: cfg.lockWaitMs, log: this.log,
+      storageRoot: opts.storageRoot, journalName: journalNameOf(opts.name ?? 'claude_code_otlp'), maxRequestBytes: cfg.maxRequestBytes,
+      maxSpoolBytes: cfg.maxSpoolBytes, maxJournalBytes: cfg.maxJournalBytes, lockWaitMs: cfg.lockWaitMs, log: this.log,
     });
   }
 
@@ -114,7 +121,7 @@ export class OtlpReceiver {
       this.log('info', 'OTLP receiver listening', { ...this.bound });
     } catch (err) {
       await this.closeListeners(0);
-      await this.handler.release().catch(() => {});
+      await this.handler.release(0).catch(() => {});
       this.state = 'stopped';
       throw err instanceof AszError ? err : new AszError((err as Error).message, 'receivers.claude_code_otlp');
     }
@@ -170,7 +177,7 @@ export class OtlpReceiver {
       sock.off('data', onData);
       sock.off('error', onError);
       sock.pause();
-      if (this.state === 'stopping' || this.state === 'stopped') return void sock.destroy();
+      if (this.state !== 'running') return void sock.destroy();
       if (h2) {
         this.injector!.injectConnection(replaying(sock, head));
       } else {
@@ -193,12 +200,21 @@ export class OtlpReceiver {
   }
 
   /**
-   * Stops taking connections, lets requests in flight finish landing (refusing new ones on open
-   * connections as retryable), closes every connection and releases every lock. Idempotent.
+   * Resolves once every request answered so far has landed in the storage root (true), or after
+   * `timeoutMs` (false; it stays in the journal and keeps landing).
    */
-  async shutdown(timeoutMs = DRAIN_MS): Promise<void> {
-    if (this.state === 'stopped' || this.state === 'stopping') return;
-    this.state = 'stopping';
+  landed(timeoutMs: number): Promise<boolean> {
+    return this.handler.landed(timeoutMs);
+  }
+
+  /**
+   * Stops taking requests: closes the listeners, lets requests in flight be answered (refusing
+   * new ones on open connections as retryable), then closes every connection. What was accepted
+   * keeps landing until `shutdown`. Idempotent.
+   */
+  async stopIntake(timeoutMs = DRAIN_MS): Promise<void> {
+    if (this.state !== 'running') return;
+    this.state = 'draining';
     this.handler.close();
     // Stop listening first, so nothing new arrives, then wait for what is in flight.
     const closing = this.closeListeners(timeoutMs);
@@ -206,8 +222,25 @@ export class OtlpReceiver {
     this.httpServer?.closeAllConnections();
     for (const s of this.sockets) s.destroy();
     await closing;
-    await this.handler.release();
+    this.state = 'drained';
+  }
+
+  /**
+   * Stops taking requests (if not stopped yet), waits for what was accepted to land, writes the
+   * state files, stops the landing thread and releases every lock, all within `timeoutMs`; what
+   * has not landed by then lands at the next start. Idempotent.
+   */
+  shutdown(timeoutMs = DRAIN_MS): Promise<void> {
+    this.stopping ??= this.stop(timeoutMs);
+    return this.stopping;
+  }
+
+  private async stop(timeoutMs: number): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'new') return;
+    const deadline = Date.now() + timeoutMs;
+    await this.stopIntake(Math.floor(timeoutMs / 2));
     this.state = 'stopped';
+    await this.handler.release(Math.max(0, deadline - Date.now()));
     this.log('info', 'OTLP receiver stopped', this.handler.snapshot() as unknown as Record<string, unknown>);
   }
 

@@ -3,9 +3,9 @@
  * the recent window. An OTLP exporter retries with the same bytes when an answer was lost or
  * late; landing them again would double every record and token count. A retry of a request that
  * succeeded is answered with the same success and lands nothing; one that arrives while the
- * original is still landing waits for the original's outcome. A request is remembered only once
- * it landed; after a failure nothing is remembered except, for logs, which sessions already
- * landed, so the retry lands only the rest.
+ * original is still being journaled waits for the original's outcome. A request is remembered
+ * only once it was accepted whole (it is journaled whole or not at all); after a failure nothing
+ * is remembered, so the retry is taken like a new request.
  *
  * The window is bounded in both count and age, so memory stays flat under any load.
  */
@@ -20,8 +20,6 @@ interface Entry {
   at: number;
   outcome?: RememberedOutcome;
   inflight?: Promise<RememberedOutcome | undefined>;
-  /** Sessions whose records already landed, from an attempt that failed for another session. */
-  landedSessions?: Set<string>;
 }
 
 export class RetryWindow {
@@ -50,30 +48,19 @@ export class RetryWindow {
     return undefined;
   }
 
-  landedSessions(key: string): ReadonlySet<string> {
-    return this.live(key)?.landedSessions ?? new Set();
-  }
-
   /** Marks a request as being landed; `finish` must be called with its outcome. */
-  begin(key: string): (outcome: RememberedOutcome | undefined, landedSessions?: Iterable<string>) => void {
+  begin(key: string): (outcome: RememberedOutcome | undefined) => void {
     let done!: (o: RememberedOutcome | undefined) => void;
     const inflight = new Promise<RememberedOutcome | undefined>((r) => (done = r));
-    const prior = this.live(key);
-    const entry: Entry = { at: Date.now(), inflight, landedSessions: prior?.landedSessions };
+    const entry: Entry = { at: Date.now(), inflight };
     this.entries.delete(key); // re-insert: Map order is the eviction order
     this.entries.set(key, entry);
     this.evict();
-    return (outcome, landed) => {
+    return (outcome) => {
       entry.inflight = undefined;
       entry.at = Date.now();
-      if (outcome) {
-        entry.outcome = outcome;
-        entry.landedSessions = undefined;
-      } else {
-        const sessions = new Set([...(entry.landedSessions ?? []), ...(landed ?? [])]);
-        if (sessions.size) entry.landedSessions = sessions;
-        else this.entries.delete(key);
-      }
+      if (outcome) entry.outcome = outcome;
+      else this.entries.delete(key);
       done(outcome);
     };
   }

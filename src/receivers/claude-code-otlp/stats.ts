@@ -14,7 +14,7 @@ export const ITEM_OF: Record<Signal, ItemName> = { logs: 'log_records', metrics:
 export type ItemRefusalReason = 'no_session_id' | 'bad_session_id';
 
 export interface OtlpReceiverStats {
-  /** Items landed, by signal (each once: an exact retry, or the part of a retry that had landed, adds nothing). */
+  /** Items accepted (journaled, to be landed), by signal; an exact retry adds nothing. */
   accepted: Record<ItemName, number>;
   /** Items refused, by signal: in a refused request that could be read, or singly (partial success). */
   refused: Record<ItemName, number>;
@@ -27,6 +27,12 @@ export interface OtlpReceiverStats {
   landed: { files: number; records: number; spool_files: number };
   /** The `_metrics/` spool's size as last counted. */
   spool_bytes: number;
+  /** Bytes accepted (in the journal) and not yet landed. */
+  journal_bytes: number;
+  /** Sessions whose records wait for a lock another collector holds. */
+  waiting_sessions: number;
+  /** Journal stretches that could not be landed (damage on disk, or a request the converter refused), kept aside. */
+  damaged_entries: number;
 }
 
 export function emptyStats(): OtlpReceiverStats {
@@ -38,6 +44,9 @@ export function emptyStats(): OtlpReceiverStats {
     requests: { grpc: 0, http: 0, duplicates: 0 },
     landed: { files: 0, records: 0, spool_files: 0 },
     spool_bytes: 0,
+    journal_bytes: 0,
+    waiting_sessions: 0,
+    damaged_entries: 0,
   };
 }
 
@@ -50,5 +59,8 @@ export function cloneStats(s: OtlpReceiverStats): OtlpReceiverStats {
     requests: { ...s.requests },
     landed: { ...s.landed },
     spool_bytes: s.spool_bytes,
+    journal_bytes: s.journal_bytes,
+    waiting_sessions: s.waiting_sessions,
+    damaged_entries: s.damaged_entries,
   };
 }

@@ -4,7 +4,11 @@ import { LocalCollector } from '../../receivers/claude-code-local/pass.js';
 import { defaultWorkers } from '../../receivers/claude-code-local/session-pool.js';
 import type { Component, ComponentFactory, ComponentSettings, PassContext, StageResult } from '../component.js';
 
-/** The local receiver inside the service: one collection pass per service pass, in the land stage. */
+/**
+ * The local receiver inside the service: one collection pass per service pass, in the land stage.
+ * It has no `stopIntake`: it takes nothing in between passes, so on shutdown the final pass's
+ * land stage is what collects the lines written since the last pass.
+ */
 class LocalReceiverComponent implements Component {
   private readonly collector: LocalCollector;
 

@@ -3,10 +3,14 @@ import type { OtlpReceiver, OtlpReceiverStats } from '../../receivers/claude-cod
 import type { Component, ComponentFactory, ComponentSettings, StageResult, TelemetrySignal } from '../component.js';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
+/** How long a pass's land stage waits for the journal to be landed. */
+const LAND_WAIT_MS = 10_000;
 
 /**
- * The OTLP receiver inside the service. It lands on each request, not in a pass; the pass's
- * land stage only carries its counters into the service's metrics (as deltas of its totals).
+ * The OTLP receiver inside the service. It takes requests as they come and lands them from its
+ * journal on its own thread, not in a pass; the pass's land stage waits (boundedly) until what
+ * was answered before the pass began has landed, so the parse stage that follows sees it, and
+ * carries the receiver's counters into the service's metrics (as deltas of its totals).
  */
 class OtlpReceiverComponent implements Component {
   private receiver: OtlpReceiver | undefined;
@@ -17,7 +21,7 @@ class OtlpReceiverComponent implements Component {
   async start(): Promise<void> {
     const { OtlpReceiver } = await import('../../receivers/claude-code-otlp/receiver.js');
     const log = this.s.log;
-    this.receiver = new OtlpReceiver(this.cfg, { storageRoot: this.s.storageRoot, log: (level, msg, fields) => log[level](msg, fields) });
+    this.receiver = new OtlpReceiver(this.cfg, { storageRoot: this.s.storageRoot, name: this.s.id, log: (level, msg, fields) => log[level](msg, fields) });
     await this.receiver.start();
     this.sync();
   }
@@ -28,8 +32,29 @@ class OtlpReceiverComponent implements Component {
   }
 
   async land(): Promise<StageResult> {
+    // A session whose lock another collector holds can keep records waiting; the pass does not wait for it.
+    if (this.receiver) await this.receiver.landed(LAND_WAIT_MS);
     const d = this.sync();
     return { counts: d, changed: Object.values(d).some((n) => n > 0) };
+  }
+
+  /**
+   * Before the service's last pass: stop taking requests, then wait until what was taken has
+   * landed (or the service's deadline nears), so the last pass parses and sends it.
+   */
+  async stopIntake(signal: AbortSignal): Promise<void> {
+    const r = this.receiver;
+    if (!r) return;
+    await r.stopIntake(Math.max(100, Math.floor(this.s.shutdownTimeoutMs * 0.3)));
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done);
+      void r.landed(this.s.shutdownTimeoutMs).then(done);
+    });
   }
 
   async shutdown(): Promise<void> {

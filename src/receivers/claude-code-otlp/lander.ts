@@ -1,0 +1,145 @@
+/**
+ * The landing thread (land-worker.ts), seen from the request thread: it is started with where
+ * the journal stands, told each time the journal's synced end moves, and reports how far it has
+ * landed. `landed(position)` waits until everything before a position is in the storage root.
+ */
+import { Worker } from 'node:worker_threads';
+import type { LandProgress, LandWorkerInit, WorkerMessage, WorkerRequest } from './land-worker.js';
+import type { ReceiverLog } from './handler.js';
+
+export class Lander {
+  private worker?: Worker;
+  private failure?: Error;
+  private closing = false;
+  private rescan?: Promise<void>;
+  private rescannedAt = 0;
+  private nextId = 1;
+  private readonly replies = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private waiters: { position: number; resolve: () => void }[] = [];
+  landedThrough: number;
+  spoolBytes = 0;
+  waitingSessions = 0;
+  /** Called with each progress report (counts are increments). */
+  onProgress: (p: LandProgress) => void = () => {};
+
+  constructor(private readonly init: LandWorkerInit, private readonly log: ReceiverLog) {
+    this.landedThrough = init.from;
+  }
+
+  /** Starts the thread; resolves once it has opened the spool. */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const w = new Worker(new URL('./land-worker.js', import.meta.url), { workerData: this.init });
+      this.worker = w;
+      w.on('message', (m: WorkerMessage) => {
+        switch (m.op) {
+          case 'ready':
+            this.spoolBytes = m.spoolBytes;
+            resolve();
+            break;
+          case 'failed':
+            reject(new Error(m.message));
+            break;
+          case 'progress':
+            this.landedThrough = m.landedThrough;
+            this.spoolBytes = m.spoolBytes;
+            this.waitingSessions = m.waitingSessions;
+            this.onProgress(m);
+            this.waiters = this.waiters.filter((x) => (x.position <= m.landedThrough ? (x.resolve(), false) : true));
+            break;
+          case 'reply': {
+            const r = this.replies.get(m.id);
+            this.replies.delete(m.id);
+            if (m.ok) r?.resolve();
+            else r?.reject(new Error(m.message));
+            break;
+          }
+          case 'log':
+            this.log(m.level, m.msg, m.fields);
+            break;
+        }
+      });
+      w.on('error', (err) => {
+        this.fail(err);
+        reject(err);
+      });
+      w.on('exit', (code) => {
+        if (code !== 0 && !this.closing) this.fail(new Error(`the landing thread exited with code ${code}`));
+      });
+    });
+  }
+
+  private fail(err: Error): void {
+    // A landing thread that dies is a bug; what it had not landed stays in the journal for the next start.
+    this.failure ??= err;
+    this.log('error', `the OTLP receiver's landing thread failed; accepted requests stay in the journal until the next start: ${err.message}`, { error: err.stack });
+    for (const r of this.replies.values()) r.reject(err);
+    this.replies.clear();
+  }
+
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
+  /** The journal is synced through `end`. */
+  durable(end: number): void {
+    if (!this.failure) this.worker?.postMessage({ op: 'durable', end } satisfies WorkerRequest);
+  }
+
+  /**
+   * Has the spool counted again (an exporter may have removed sent files); resolves once
+   * `spoolBytes` holds the new count. Requests that come while one count runs share it, and
+   * within a second of the last count that count stands: a spool of many files takes a while
+   * to count, and the landing thread does it.
+   */
+  rescanSpool(): Promise<void> {
+    if (this.failure || !this.worker || (!this.rescan && Date.now() - this.rescannedAt < 1000)) return Promise.resolve();
+    this.rescan ??= new Promise<void>((resolve) => {
+      const id = this.nextId++;
+      const done = () => {
+        this.rescan = undefined;
+        this.rescannedAt = Date.now();
+        resolve();
+      };
+      this.replies.set(id, { resolve: done, reject: done });
+      this.worker!.postMessage({ op: 'rescan-spool', id } satisfies WorkerRequest);
+    });
+    return this.rescan;
+  }
+
+  /** Resolves when everything before `position` has landed, or after `timeoutMs`; says which. */
+  landed(position: number, timeoutMs: number): Promise<boolean> {
+    if (this.landedThrough >= position) return Promise.resolve(true);
+    if (this.failure) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      const waiter = { position, resolve: () => { clearTimeout(timer); resolve(true); } };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Writes the state files still pending (cursors, session.state, spool.state). */
+  flush(): Promise<void> {
+    if (this.failure || !this.worker) return Promise.resolve();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.replies.set(id, { resolve, reject });
+      this.worker!.postMessage({ op: 'flush', id } satisfies WorkerRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } catch (err) {
+      this.log('warn', `the OTLP receiver could not write its state files at shutdown; they are rebuilt from the landed files at the next start: ${(err as Error).message}`);
+    } finally {
+      this.closing = true;
+      await this.worker?.terminate();
+      this.worker = undefined;
+    }
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The receiver's write-ahead journal: what was answered survives a crash before it landed, a
+ * torn last write is cut, damage is kept aside and reported, the backlog is bounded, and a
+ * journal has one owner. Crashes are real: the receiver runs in its own process and is killed
+ * with SIGKILL while a session's lock (held by this test, as another collector would) keeps its
+ * records from landing.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
+import { otlpTypes } from '../../src/otlp/proto.js';
+import { verifyRoot } from '../../src/storage/verify.js';
+import { FileLock } from '../../src/storage/lock.js';
+import { sessionLockPath } from '../../src/storage/layout.js';
+import { parseKv } from '../../src/storage/kv-text.js';
+import { AszError } from '../../src/util/errors.js';
+import { FRAME_BYTES, segmentBase } from '../../src/receivers/claude-code-otlp/journal-format.js';
+import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { landedFiles } from '../helpers/root.js';
+import { eventually } from '../helpers/wait.js';
+import { ccLogsRequest, ccMetricsRequest, httpPost, startRunner, type RunnerProcess } from '../helpers/otlp.js';
+
+const runners: RunnerProcess[] = [];
+afterAll(() => {
+  for (const r of runners) if (r.child.exitCode === null) r.child.kill('SIGKILL');
+  cleanupTemp();
+});
+
+const PB = { 'content-type': 'application/x-protobuf' };
+const HTTP_ONLY = { protocols: { http: { endpoint: '127.0.0.1:0' } } };
+const journalDir = (root: string) => join(root, '_journal', 'claude_code_otlp');
+const segments = (root: string) => readdirSync(journalDir(root)).filter((n) => segmentBase(n) !== undefined).sort();
+const sha12 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex').slice(0, 12);
+
+/** Each log record's own bytes, found with protobufjs (independent of the receiver's reader). */
+function recordShas(req: Buffer): string[] {
+  const T = otlpTypes();
+  const msg = T.ExportLogsServiceRequest.decode(req) as unknown as { resourceLogs: { scopeLogs: { logRecords: object[] }[] }[] };
+  return msg.resourceLogs.flatMap((rl) => rl.scopeLogs.flatMap((sl) => sl.logRecords.map((r) => sha12(T.LogRecord.encode(r).finish()))));
+}
+
+async function killed(rx: RunnerProcess): Promise<void> {
+  const exit = new Promise((r) => rx.child.once('exit', r));
+  rx.child.kill('SIGKILL');
+  await exit;
+}
+
+/** A runner that accepted `reqs` for a session whose lock this test holds, then was killed: nothing landed. */
+async function crashWithJournal(root: string, session: string, reqs: Buffer[]): Promise<FileLock> {
+  const lock = new FileLock(sessionLockPath(root, session));
+  lock.acquire();
+  const rx = await startRunner(root, HTTP_ONLY);
+  runners.push(rx);
+  for (const req of reqs) expect((await httpPost(rx.addresses.http!, '/v1/logs', req, PB)).status).toBe(200);
+  await killed(rx);
+  expect(landedFiles(root, session)).toEqual([]);
+  return lock;
+}
+
+describe('the receiver journal', () => {
+  test('requests answered before a crash, not yet landed, land at the next start, once and in order', async () => {
+    const root = tempDir('aszcol-journal-crash-');
+    const reqs = [ccLogsRequest('J-1', 0, Date.UTC(2026, 10, 30, 5), 'a'), ccLogsRequest('J-1', 5, Date.UTC(2026, 10, 30, 6), 'b')];
+    const lock = await crashWithJournal(root, 'J-1', reqs);
+    lock.release();
+    const rx = await startRunner(root, HTTP_ONLY);
+    runners.push(rx);
+    expect(await eventually(() => landedFiles(root, 'J-1').flatMap((f) => f.records).length === 10)).toBe(true);
+    const records = landedFiles(root, 'J-1').flatMap((f) => f.records);
+    expect(records.map((r) => r.sha)).toEqual(reqs.flatMap(recordShas));
+    expect(records.map((r) => r.ord)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(rx.stderr()).toMatch(/journal holds \d+ bytes accepted but not landed before the last stop; landing them first/);
+    // A third start finds nothing left to land: the landed position moved past both requests.
+    expect((await rx.stop()).code).toBe(0);
+    const state = parseKv(readFileSync(join(journalDir(root), 'landed.state'), 'utf8'));
+    const ends = segments(root).map((n) => segmentBase(n)!);
+    expect(Number(state.get('landed_through'))).toBeGreaterThanOrEqual(ends[ends.length - 1]!);
+    const again = await startRunner(root, HTTP_ONLY);
+    runners.push(again);
+    expect((await again.stop()).code).toBe(0);
+    expect(landedFiles(root, 'J-1').flatMap((f) => f.records)).toHaveLength(10);
+    expect(verifyRoot(root).problems).toEqual([]);
+  });
+
+  test('a torn last write (a crash mid-append) is cut, and everything before it lands', async () => {
+    const root = tempDir('aszcol-journal-torn-');
+    const req = ccLogsRequest('J-torn', 0);
+    const lock = await crashWithJournal(root, 'J-torn', [req]);
+    const seg = join(journalDir(root), segments(root).pop()!);
+    const size = readFileSync(seg).length;
+    appendFileSync(seg, readFileSync(seg).subarray(0, FRAME_BYTES + 7)); // half of an entry: its frame and a few body bytes
+    lock.release();
+    const rx = await startRunner(root, HTTP_ONLY);
+    runners.push(rx);
+    expect(await eventually(() => landedFiles(root, 'J-torn').length === 1)).toBe(true);
+    expect(landedFiles(root, 'J-torn')[0]!.records.map((r) => r.sha)).toEqual(recordShas(req));
+    expect(readFileSync(seg).length).toBe(size);
+    expect(rx.stderr()).toMatch(new RegExp(`journal ended in ${FRAME_BYTES + 7} bytes of an incomplete write`));
+    // New requests follow the good entries.
+    expect((await httpPost(rx.addresses.http!, '/v1/logs', ccLogsRequest('J-torn', 5, 9, 'n'), PB)).status).toBe(200);
+    expect(await eventually(() => landedFiles(root, 'J-torn').flatMap((f) => f.records).length === 10)).toBe(true);
+    expect((await rx.stop()).code).toBe(0);
+    expect(verifyRoot(root).problems).toEqual([]);
+  });
+
+  test('a damaged entry is kept aside byte for byte and reported; the entries after it land', async () => {
+    const root = tempDir('aszcol-journal-damage-');
+    const reqs = [ccLogsRequest('J-dmg', 0, 1, 'x'), ccLogsRequest('J-dmg', 5, 2, 'y')];
+    const lock = await crashWithJournal(root, 'J-dmg', reqs);
+    const seg = join(journalDir(root), segments(root).pop()!);
+    const bytes = readFileSync(seg);
+    const firstLen = FRAME_BYTES + bytes.readUInt32LE(4);
+    const original = Buffer.from(bytes.subarray(0, firstLen));
+    bytes[FRAME_BYTES + 40] ^= 0xff; // one flipped bit pattern inside the first request's body
+    writeFileSync(seg, bytes);
+    lock.release();
+    const rx = await startRunner(root, HTTP_ONLY);
+    runners.push(rx);
+    expect(await eventually(() => landedFiles(root, 'J-dmg').length === 1)).toBe(true);
+    expect(landedFiles(root, 'J-dmg')[0]!.records.map((r) => r.sha)).toEqual(recordShas(reqs[1]!));
+    const kept = readdirSync(join(journalDir(root), 'damaged'));
+    expect(kept).toHaveLength(1);
+    const copy = readFileSync(join(journalDir(root), 'damaged', kept[0]!));
+    expect(copy.length).toBe(firstLen);
+    expect(copy.equals(original)).toBe(false);
+    copy[FRAME_BYTES + 40] ^= 0xff;
+    expect(copy.equals(original)).toBe(true);
+    expect(rx.stderr()).toMatch(/"level":"error".*journal holds \d+ bytes at position 0 that cannot be landed \(checksum mismatch\)/);
+    const { code, stats } = await rx.stop();
+    expect(code).toBe(0);
+    expect(stats).toMatchObject({ damaged_entries: 1 });
+  });
+
+  test('the backlog is bounded: past max_journal_bytes requests are refused as retryable, and taken again once it lands', async () => {
+    const root = tempDir('aszcol-journal-full-');
+    const r = new OtlpReceiver(validateOtlpReceiverConfig({ ...HTTP_ONLY, max_request_bytes: '16KiB', max_journal_bytes: '16KiB' }), { storageRoot: root });
+    await r.start();
+    const lock = new FileLock(sessionLockPath(root, 'J-full'));
+    lock.acquire();
+    try {
+      const at = r.addresses().http!;
+      const statuses: number[] = [];
+      let full;
+      for (let i = 0; i < 20 && !full; i++) {
+        const res = await httpPost(at, '/v1/logs', ccLogsRequest('J-full', i * 5, 1000 + i, `f${i}`), PB);
+        statuses.push(res.status);
+        if (res.status !== 200) full = res;
+      }
+      expect(full).toBeDefined();
+      expect(statuses.slice(0, -1).every((s) => s === 200)).toBe(true);
+      expect(statuses.length).toBeGreaterThan(2);
+      expect([full!.status, full!.headers['retry-after']]).toEqual([429, '1']);
+      expect(otlpTypes().Status.decode(full!.body).toJSON().message).toMatch(/holds \d+ bytes accepted but not yet landed, at its limit of 16384 \(max_journal_bytes\) \(1 sessions wait for a lock another collector holds\)/);
+      // Metrics go to the same journal: refused too, not lost.
+      expect((await httpPost(at, '/v1/metrics', ccMetricsRequest('J-full', { input: 1, output: 1, cacheRead: 1, cacheCreation: 1 }), PB)).status).toBe(429);
+      expect(r.stats().refused_requests.backlog_full).toBe(2);
+      lock.release();
+      expect(await r.landed(10_000)).toBe(true);
+      expect(landedFiles(root, 'J-full').flatMap((f) => f.records)).toHaveLength(5 * (statuses.length - 1));
+      expect((await httpPost(at, '/v1/logs', ccLogsRequest('J-full', 500, 5000, 'late'), PB)).status).toBe(200);
+      expect(r.stats().journal_bytes).toBeLessThan(16 * 1024);
+    } finally {
+      lock.release();
+      await r.shutdown();
+    }
+  });
+
+  test('a journal has one owner: a second receiver on it fails to start and says who holds it; another name is another journal', async () => {
+    const root = tempDir('aszcol-journal-owner-');
+    const cfg = validateOtlpReceiverConfig(HTTP_ONLY);
+    const a = new OtlpReceiver(cfg, { storageRoot: root });
+    await a.start();
+    try {
+      const b = new OtlpReceiver(cfg, { storageRoot: root });
+      await expect(b.start()).rejects.toThrow(AszError);
+      await expect(new OtlpReceiver(cfg, { storageRoot: root }).start()).rejects.toThrow(new RegExp(`journal .*_journal/claude_code_otlp is in use by another process .*names pid ${process.pid}`));
+      const c = new OtlpReceiver(cfg, { storageRoot: root, name: 'claude_code_otlp/second' });
+      await c.start();
+      expect(existsSync(join(root, '_journal', 'claude_code_otlp-second'))).toBe(true);
+      expect((await httpPost(c.addresses().http!, '/v1/logs', ccLogsRequest('J-two'), PB)).status).toBe(200);
+      expect(await c.landed(10_000)).toBe(true);
+      await c.shutdown();
+      expect(landedFiles(root, 'J-two')).toHaveLength(1);
+    } finally {
+      await a.shutdown();
+    }
+    // Released on shutdown: the next owner starts.
+    const d = new OtlpReceiver(cfg, { storageRoot: root });
+    await d.start();
+    await d.shutdown();
+  });
+});
