@@ -103,6 +103,8 @@ let envelope = false;
 
 /** Reads a varint at `at` and advances it; the value is exact below 2^53, which covers every length and tag. */
 function varint(buf: Uint8Array, end: number, depth: number): number {
+  // Most varints here (tags, short lengths) are one byte.
+  if (at < end && buf[at]! < 0x80) return buf[at++]!;
   let value = 0;
   let mul = 1;
   for (let i = 0; i < 10; i++) {

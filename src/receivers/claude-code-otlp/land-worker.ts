@@ -64,6 +64,8 @@ export interface LandProgress {
   op: 'progress';
   /** Every entry before this position is landed durably. */
   landedThrough: number;
+  /** The latest synced end this thread has been told of. */
+  readThrough: number;
   spoolBytes: number;
   /** Added since the previous progress message. */
   files: number;
@@ -684,7 +686,7 @@ function checkpoint(): void {
 
 function progress(): void {
   post({
-    op: 'progress', landedThrough, spoolBytes: spool.bytes, files: landedFiles, records: landedRecords, spoolFiles: landedSpoolFiles,
+    op: 'progress', landedThrough, readThrough: durableEnd, spoolBytes: spool.bytes, files: landedFiles, records: landedRecords, spoolFiles: landedSpoolFiles,
     damaged: damagedSinceProgress, waitingSessions: sessionWork.size,
   });
   landedFiles = landedRecords = landedSpoolFiles = damagedSinceProgress = 0;
@@ -699,7 +701,11 @@ let retryTimer: NodeJS.Timeout | undefined;
 let retryDelay = 10;
 
 function handle(m: WorkerRequest): void {
-  if (m.op === 'durable') durableEnd = Math.max(durableEnd, m.end);
+  if (m.op === 'durable') {
+    durableEnd = Math.max(durableEnd, m.end);
+    // Nothing new to read means no round will report: answer the notice now, so the next can come.
+    if (durableEnd <= readPos) progress();
+  }
   else if (m.op === 'rescan-spool') {
     try {
       spoolScan(spool);

@@ -13,6 +13,8 @@ export class Lander {
   private closing = false;
   private rescan?: Promise<void>;
   private rescannedAt = 0;
+  private durableEnd = 0;
+  private noticeOut = false;
   private nextId = 1;
   private readonly replies = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private waiters: { position: number; resolve: () => void }[] = [];
@@ -41,6 +43,9 @@ export class Lander {
             reject(new Error(m.message));
             break;
           case 'progress':
+            // The notice was taken; tell the thread what was synced since, if anything.
+            this.noticeOut = false;
+            if (this.durableEnd > m.readThrough) this.durable(this.durableEnd);
             this.landedThrough = m.landedThrough;
             this.spoolBytes = m.spoolBytes;
             this.waitingSessions = m.waitingSessions;
@@ -81,9 +86,16 @@ export class Lander {
     return this.failure;
   }
 
-  /** The journal is synced through `end`. */
+  /**
+   * The journal is synced through `end`. One notice is outstanding at a time: the thread reads
+   * up to the latest end it was told each round and reports after every round, so a notice per
+   * sync (thousands a second under load) would only cost both threads a message each.
+   */
   durable(end: number): void {
-    if (!this.failure) this.worker?.postMessage({ op: 'durable', end } satisfies WorkerRequest);
+    this.durableEnd = end;
+    if (this.noticeOut || this.failure || !this.worker) return;
+    this.noticeOut = true;
+    this.worker.postMessage({ op: 'durable', end } satisfies WorkerRequest);
   }
 
   /**

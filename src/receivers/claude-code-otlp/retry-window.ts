@@ -9,7 +9,7 @@
  *
  * The window is bounded in both count and age, so memory stays flat under any load.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export interface RememberedOutcome {
   rejected: number;
@@ -28,7 +28,8 @@ export class RetryWindow {
   constructor(private readonly maxEntries = 8192, private readonly maxAgeMs = 10 * 60_000) {}
 
   static key(parts: string, body: Uint8Array): string {
-    return createHash('sha256').update(parts).update('\u0000').update(body).digest('base64');
+    // The parts (signal, format) are short and free of NULs: they prefix the digest rather than enter it.
+    return `${parts}\u0000${hash('sha256', body, 'base64')}`;
   }
 
   private live(key: string): Entry | undefined {
