@@ -20,7 +20,8 @@
  * requests); a derived request's name comes back if its file is derived again, so its line stays
  * and keeps it from being sent twice.
  */
-import { lstatSync, readdirSync, unlinkSync, type Stats } from 'node:fs';
+import { lstatSync, unlinkSync, type Stats } from 'node:fs';
+import { listDir } from './layout.js';
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -89,15 +90,6 @@ interface Candidate {
 
 const sameFile = (a: Stats, b: Stats) => a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
-function listSpool(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw err;
-  }
-}
 
 async function acquire(lock: FileLock, waitMs: number, signal?: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + waitMs;
@@ -115,7 +107,7 @@ export async function removeSentSpoolFiles(o: SpoolRemovalOptions): Promise<Spoo
   const state = o.state ?? new PushState(o.root);
   const now = (o.now ?? Date.now)();
   const sent = o.endpoints.map((e) => ({ endpoint: e, files: state.sent(e) }));
-  const names = listSpool(dir).filter((n) => o.names.test(n)).sort();
+  const names = listDir(dir).filter((n) => o.names.test(n)).sort();
 
   // Which files every consumer has taken, and are old enough.
   const candidates: Candidate[] = [];
@@ -184,7 +176,7 @@ export async function removeSentSpoolFiles(o: SpoolRemovalOptions): Promise<Spoo
       });
       if (going.length === 0) continue;
       let highest = 0;
-      for (const n of listSpool(dir)) highest = Math.max(highest, o.seqOf(n) ?? 0);
+      for (const n of listDir(dir)) highest = Math.max(highest, o.seqOf(n) ?? 0);
       noteRemoval(dir, highest + 1, going.length);
       for (const c of going) {
         const rel = `${o.dir}/${c.name}`;
@@ -210,7 +202,7 @@ export async function removeSentSpoolFiles(o: SpoolRemovalOptions): Promise<Spoo
 
   if (o.forgetSent) {
     // The removed files, and any a stopped removal took before it could forget them.
-    const present = new Set(listSpool(dir));
+    const present = new Set(listDir(dir));
     const gone = new Set(removed);
     for (const e of state.endpoints()) {
       for (const rel of state.sent(e).keys()) {

@@ -43,3 +43,12 @@ export function formatDuration(ms: number): string {
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
 }
+
+/** A duration as `parseDuration` reads it, or whole days (`7d`), for settings measured in days. */
+export function parseDurationOrDays(value: unknown): number {
+  if (typeof value === 'string') {
+    const d = /^\s*(\d+)d\s*$/.exec(value);
+    if (d) return Number(d[1]) * 86_400_000;
+  }
+  return parseDuration(value);
+}

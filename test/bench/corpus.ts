@@ -1,18 +1,10 @@
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { rng } from '../helpers/rng.js';
+export { rng } from '../helpers/rng.js';
 
 /** A deterministic pseudo-random source, so two runs generate the same corpus. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = 'the build failed because a test expected the older output so we update the fixture and run make check again'.split(' ');
 function prose(r: () => number, bytes: number): string {

@@ -14,23 +14,17 @@ import { runCli, REPO } from '../helpers/cli.js';
 import { ccMetricsRequest } from '../helpers/otlp.js';
 import { startService } from '../helpers/service.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
-import { attrs, OtlpSink } from './export-sink.js';
+import { attrs, sinkForTests } from './export-sink.js';
 import { buildRoot, copyRoot as copyRootOf, pipelineYaml } from './export-root.js';
 
 afterAll(cleanupTemp);
 
 let built = '';
-let sink: OtlpSink;
+const sink = sinkForTests();
 
 beforeAll(async () => {
   built = await buildRoot(join(tempDir('aszcol-export-m-'), 'root'));
-  sink = new OtlpSink();
-  await sink.start();
 }, 120_000);
-
-afterAll(async () => {
-  await sink?.close();
-});
 
 const copyRoot = () => copyRootOf(built, 'aszcol-export-m-copy-');
 

@@ -17,23 +17,17 @@ import { Pusher } from '../../src/exporters/otlp/pusher.js';
 import { spawn } from 'node:child_process';
 import { BIN, runCli } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
-import { attrs, OtlpSink } from './export-sink.js';
+import { attrs, sinkForTests } from './export-sink.js';
 import { buildRoot, copyRoot as copyRootOf, pipelineYaml, rootFiles } from './export-root.js';
 
 afterAll(cleanupTemp);
 
 let built = '';
-let sink: OtlpSink;
+const sink = sinkForTests();
 
 beforeAll(async () => {
   built = await buildRoot(join(tempDir('aszcol-export-'), 'root'));
-  sink = new OtlpSink();
-  await sink.start();
 }, 120_000);
-
-afterAll(async () => {
-  await sink?.close();
-});
 
 const copyRoot = () => copyRootOf(built, 'aszcol-export-copy-');
 

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from '@jest/globals';
 /**
  * An OTLP receiver for the exporter's tests, independent of the exporter's code: @grpc/grpc-js
  * serving the LogsService and MetricsService that @grpc/proto-loader loads from proto/, and an
@@ -70,6 +71,14 @@ function retryInfoStatus(code: number, message: string, seconds: number): Buffer
   // Both spellings: protobufjs's built-in Any names the field type_url, a loaded one typeUrl.
   const url = 'type.googleapis.com/google.rpc.RetryInfo';
   return Buffer.from(Status.encode({ code, message, details: [{ type_url: url, typeUrl: url, value: info }] } as never).finish());
+}
+
+/** A sink for the tests of one file or describe block: started before them, closed after them. */
+export function sinkForTests(): OtlpSink {
+  const sink = new OtlpSink();
+  beforeAll(() => sink.start());
+  afterAll(() => sink.close());
+  return sink;
 }
 
 export class OtlpSink {

@@ -18,21 +18,12 @@ import { runCli } from '../helpers/cli.js';
 import { ccMetricsRequest, httpPost, tokenSums } from '../helpers/otlp.js';
 import { startService } from '../helpers/service.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
-import { attrs, OtlpSink } from './export-sink.js';
+import { attrs, sinkForTests } from './export-sink.js';
 import { buildRoot, copyRoot as copyRootOf, pipelineYaml } from './export-root.js';
 
 afterAll(cleanupTemp);
 
-let sink: OtlpSink;
-
-beforeAll(async () => {
-  sink = new OtlpSink();
-  await sink.start();
-});
-
-afterAll(async () => {
-  await sink?.close();
-});
+const sink = sinkForTests();
 
 const RECEIVED = /^metrics-.*-otlp\.pb$/;
 const DERIVED = /^metrics-.*-derived\.pb$/;

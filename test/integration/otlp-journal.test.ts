@@ -16,11 +16,11 @@ import { FileLock } from '../../src/storage/lock.js';
 import { sessionLockPath } from '../../src/storage/layout.js';
 import { parseKv } from '../../src/storage/kv-text.js';
 import { AszError } from '../../src/util/errors.js';
-import { FRAME_BYTES, segmentBase } from '../../src/receivers/claude-code-otlp/journal-format.js';
+import { FRAME_BYTES, SEGMENT_BYTES, segmentBase } from '../../src/receivers/claude-code-otlp/journal-format.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { landedFiles } from '../helpers/root.js';
 import { eventually } from '../helpers/wait.js';
-import { ccLogsRequest, ccMetricsRequest, httpPost, startRunner, type RunnerProcess } from '../helpers/otlp.js';
+import { ccLogRecord, ccLogsRequest, ccMetricsRequest, httpPost, logsRequest, startRunner, type RunnerProcess } from '../helpers/otlp.js';
 
 const runners: RunnerProcess[] = [];
 afterAll(() => {
@@ -166,6 +166,25 @@ describe('the receiver journal', () => {
       await r.shutdown();
     }
   });
+
+  test('past a segment\'s size the journal goes on in a new segment; a crash across the two replays both, then the landed one is removed', async () => {
+    const root = tempDir('aszcol-journal-rotate-');
+    // 4 MB tool outputs: enough requests to fill more than one 64 MiB segment.
+    const n = Math.ceil(SEGMENT_BYTES / 4_000_000) + 2;
+    const reqs = Array.from({ length: n }, (_, i) => logsRequest([ccLogRecord('J-rot', { name: 'tool_result', seq: i, timeMs: 1000 + i }, String.fromCharCode(97 + (i % 26)).repeat(4_000_000))]));
+    const lock = await crashWithJournal(root, 'J-rot', reqs);
+    expect(segments(root).length).toBe(2);
+    expect(segmentBase(segments(root)[1]!)).toBeGreaterThanOrEqual(SEGMENT_BYTES);
+    lock.release();
+    const rx = await startRunner(root, HTTP_ONLY);
+    runners.push(rx);
+    expect(await eventually(() => landedFiles(root, 'J-rot').flatMap((f) => f.records).length === n, 60_000)).toBe(true);
+    expect(landedFiles(root, 'J-rot').flatMap((f) => f.records.map((r) => r.sha))).toEqual(reqs.flatMap(recordShas));
+    // Landed through the second segment: the first is gone, the second (the writer's) stays.
+    expect(await eventually(() => segments(root).length === 1)).toBe(true);
+    expect((await rx.stop()).code).toBe(0);
+    expect(verifyRoot(root).problems).toEqual([]);
+  }, 120_000);
 
   test('a journal has one owner: a second receiver on it fails to start and says who holds it; another name is another journal', async () => {
     const root = tempDir('aszcol-journal-owner-');

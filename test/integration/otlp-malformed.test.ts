@@ -15,6 +15,7 @@ import { protobufToOtlpJson } from '../../src/otlp/json.js';
 import { eventually } from '../helpers/wait.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { RawGrpcClient, ccLogsRequest, ccMetricsRequest, httpPost, startRunner } from '../helpers/otlp.js';
+import { rng } from '../helpers/rng.js';
 
 const runners: { child: { kill: (s?: NodeJS.Signals) => boolean; exitCode: number | null } }[] = [];
 afterAll(() => {
@@ -23,16 +24,6 @@ afterAll(() => {
   cleanupTemp();
 });
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const MAX = 64 * 1024;
 const SIGNALS: Signal[] = ['logs', 'metrics', 'traces'];

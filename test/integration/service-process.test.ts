@@ -7,7 +7,7 @@ import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 import { mainPath, TranscriptBuilder } from '../helpers/cc.js';
 import { foldOf } from '../helpers/parse.js';
-import { attrs, OtlpSink } from './export-sink.js';
+import { attrs, sinkForTests } from './export-sink.js';
 import { landedFiles, recordsOf } from '../helpers/root.js';
 import { locksUnder, pollHttp, startService } from '../helpers/service.js';
 import { REGISTRY } from '../../src/service/registry.js';
@@ -153,14 +153,7 @@ describe('aszcol as a service process', () => {
 });
 
 describe('the final pass on SIGTERM', () => {
-  let sink: OtlpSink;
-  beforeAll(async () => {
-    sink = new OtlpSink();
-    await sink.start();
-  });
-  afterAll(async () => {
-    await sink?.close();
-  });
+  const sink = sinkForTests();
 
   /**
    * The local receiver with an interval no test waits out (so after pass 1 only the final pass can

@@ -10,17 +10,8 @@ import { logsRequestGroups, tracesRequestGroups } from '../../src/otlp/requests.
 import { otlpSessionOf } from '../../src/adapters/claude-code/otlp-dialect.js';
 import { requestType } from '../../src/otlp/proto.js';
 import { checkedRequest } from '../../src/otlp/codec.js';
+import { rng } from '../helpers/rng.js';
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type KV = { key: string; value?: object };
 

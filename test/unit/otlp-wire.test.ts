@@ -4,18 +4,9 @@ import { lengthDelimitedFields, validateMessage, WireError, MAX_DEPTH } from '..
 import { checkedRequest, OtlpRequestError } from '../../src/otlp/codec.js';
 import { otlpTypes, requestType } from '../../src/otlp/proto.js';
 import { ccLogsRequest, ccMetricsRequest, logsRequest, ccLogRecord } from '../helpers/otlp.js';
+import { rng } from '../helpers/rng.js';
 
 /** A deterministic generator, so a failure reproduces. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const tag = (field: number, wt: number) => len(field * 8 + wt);
 function len(n: number): Buffer {

@@ -29,7 +29,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../util/errors.js';
 import { bool, bytes, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from '../../config/reader.js';
-import { parseDuration } from '../../util/units.js';
+import { parseDuration, parseDurationOrDays } from '../../util/units.js';
 
 export type Protocol = 'grpc' | 'http';
 export type Compression = 'none' | 'gzip';
@@ -166,12 +166,8 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
 /** `90m`, `24h`, `7d` (whole days, as token_metrics' lookback reads them), `0`. */
 function keepDuration(v: unknown, path: string): number {
   if (v === undefined || v === null) return 0;
-  if (typeof v === 'string') {
-    const d = /^\s*(\d+)d\s*$/.exec(v);
-    if (d) return Number(d[1]) * 86_400_000;
-  }
   try {
-    return parseDuration(v);
+    return parseDurationOrDays(v);
   } catch {
     throw new ConfigError(path, `must be a duration such as 0s, 90m, 24h or 7d; got ${JSON.stringify(v)}`);
   }

@@ -10,7 +10,7 @@
  */
 import { ConfigError } from '../../util/errors.js';
 import { duration, join, mapping } from '../../config/reader.js';
-import { parseDuration } from '../../util/units.js';
+import { parseDurationOrDays } from '../../util/units.js';
 
 export interface TokenMetricsConfig {
   /** 0: no bound. */
@@ -25,12 +25,8 @@ export const DEFAULT_GRACE_MS = 30_000;
 export function parseLookback(v: unknown, path: string): number {
   if (v === undefined || v === null) return DEFAULT_LOOKBACK_MS;
   if (v === 0 || v === '0' || v === 'none') return 0;
-  if (typeof v === 'string') {
-    const d = /^\s*(\d+)d\s*$/.exec(v);
-    if (d) return Number(d[1]) * 86_400_000;
-  }
   try {
-    return parseDuration(v);
+    return parseDurationOrDays(v);
   } catch {
     throw new ConfigError(path, `must be a duration such as 24h or 7d, or 0 / none for no bound; got ${JSON.stringify(v)}`);
   }
