@@ -21,6 +21,8 @@ export interface ParseStepReport {
   rounds: number;
   busy: number;
   problems: string[];
+  /** Sessions left for the next pass because the step was asked to stop. */
+  left?: number;
 }
 
 /**
@@ -28,9 +30,15 @@ export interface ParseStepReport {
  * A session whose chain already covers its index is skipped without reading either, so a quiet
  * pass costs two small file reads per session.
  */
-export async function parseStep(root: string, cfg: AssemblerConfig): Promise<ParseStepReport> {
+export async function parseStep(root: string, cfg: AssemblerConfig, shouldStop: () => boolean = () => false): Promise<ParseStepReport> {
   const r: ParseStepReport = { sessions: 0, rounds: 0, busy: 0, problems: [] };
-  for (const session of landedSessions(root)) {
+  const sessions = landedSessions(root);
+  for (const [i, session] of sessions.entries()) {
+    // Stopping between sessions leaves nothing half-written: a round is written whole or not at all.
+    if (shouldStop()) {
+      r.left = sessions.length - i;
+      break;
+    }
     const indexed = readIndexState(root, session)?.indexedSeq;
     const through = chainThrough(root, session);
     if (indexed !== undefined && through !== undefined && through >= indexed) continue;
@@ -42,7 +50,7 @@ export async function parseStep(root: string, cfg: AssemblerConfig): Promise<Par
     } catch (err) {
       r.problems.push(`${session}: ${(err as Error).message}`);
     }
-    // Give the event loop a turn between sessions: the receiver and the view share this process.
+    // A turn of the event loop between sessions: a request to stop gets read.
     await new Promise((res) => setImmediate(res));
   }
   return r;
