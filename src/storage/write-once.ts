@@ -15,6 +15,20 @@ export function fsyncDir(dir: string): void {
   } catch { /* best effort */ }
 }
 
+/**
+ * Creates `dir` and any missing parents, syncing the parent of each one it created, so that a
+ * file later made durable in it cannot vanish with its directory in a crash.
+ */
+export function ensureDirDurable(dir: string): void {
+  const created = mkdirSync(dir, { recursive: true });
+  if (created === undefined) return;
+  // `created` is the first directory made; every directory from its parent down to `dir` changed.
+  for (let d = dir; ; d = dirname(d)) {
+    fsyncDir(dirname(d));
+    if (d === created || dirname(d) === d) break;
+  }
+}
+
 /** Writes all of `bytes` to a new temporary file beside `final` (fsynced unless told not to); returns its path. */
 function writeTemp(final: string, bytes: Buffer | string, mode: number, sync = true): string {
   mkdirSync(dirname(final), { recursive: true });

@@ -7,16 +7,16 @@
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
 import { otlpTypes } from '../../src/otlp/proto.js';
 import { verifyRoot } from '../../src/storage/verify.js';
 import { FileLock } from '../../src/storage/lock.js';
 import { sessionLockPath } from '../../src/storage/layout.js';
-import { parseKv } from '../../src/storage/kv-text.js';
+import { formatKv, parseKv } from '../../src/storage/kv-text.js';
 import { AszError } from '../../src/util/errors.js';
-import { FRAME_BYTES, SEGMENT_BYTES, segmentBase } from '../../src/receivers/claude-code-otlp/journal-format.js';
+import { FRAME_BYTES, SEGMENT_BYTES, entryFrame, segmentBase, segmentName } from '../../src/receivers/claude-code-otlp/journal-format.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { landedFiles } from '../helpers/root.js';
 import { eventually } from '../helpers/wait.js';
@@ -255,5 +255,93 @@ describe('the receiver journal', () => {
     const d = new OtlpReceiver(cfg, { storageRoot: root });
     await d.start();
     await d.shutdown();
+  });
+
+  describe('journals a crash left in odd shapes (written by hand)', () => {
+    const entry = (req: Buffer) => Buffer.concat([entryFrame('logs', 1n, req), req]);
+    const logs: string[] = [];
+    const start = async (root: string) => {
+      const r = new OtlpReceiver(validateOtlpReceiverConfig(HTTP_ONLY), { storageRoot: root, log: (level, msg) => logs.push(`${level} ${msg}`) });
+      await r.start();
+      return r;
+    };
+
+    test('a segment that ends before the next one begins (a crash just after the journal moved on): its entries land, the gap is skipped', async () => {
+      const root = tempDir('aszcol-journal-gap-');
+      mkdirSync(journalDir(root), { recursive: true });
+      const req = ccLogsRequest('J-gap', 0);
+      const first = entry(req);
+      writeFileSync(join(journalDir(root), segmentName(0)), first);
+      writeFileSync(join(journalDir(root), segmentName(first.length + 500)), Buffer.alloc(0));
+      const r = await start(root);
+      try {
+        expect(await r.landed(5000)).toBe(true);
+        expect(landedFiles(root, 'J-gap')[0]!.records.map((x) => x.sha)).toEqual(recordShas(req));
+        const next = ccLogsRequest('J-gap', 5, 9, 'after');
+        expect((await httpPost(r.addresses().http!, '/v1/logs', next, PB)).status).toBe(200);
+        expect(await r.landed(5000)).toBe(true);
+        expect(landedFiles(root, 'J-gap').flatMap((f) => f.records.map((x) => x.sha))).toEqual([...recordShas(req), ...recordShas(next)]);
+      } finally {
+        await r.shutdown();
+      }
+    });
+
+    test('a damaged length field is damage, not a torn end: the entries after it are kept and land', async () => {
+      const root = tempDir('aszcol-journal-badlen-');
+      mkdirSync(journalDir(root), { recursive: true });
+      const reqs = [0, 1, 2, 3].map((i) => ccLogsRequest('J-len', i * 5, i, `l${i}`));
+      const entries = reqs.map(entry);
+      entries[1]!.writeUInt32LE(0x7fffffff, 4); // claims far more than the file holds
+      writeFileSync(join(journalDir(root), segmentName(0)), Buffer.concat(entries));
+      const r = await start(root);
+      try {
+        expect(await r.landed(5000)).toBe(true);
+        expect(landedFiles(root, 'J-len').flatMap((f) => f.records.map((x) => x.sha))).toEqual([reqs[0]!, reqs[2]!, reqs[3]!].flatMap(recordShas));
+        expect(readdirSync(join(journalDir(root), 'damaged'))).toHaveLength(1);
+        expect(r.stats().damaged_entries).toBe(1);
+      } finally {
+        await r.shutdown();
+      }
+    });
+
+    test('a landed position ahead of the entries is brought back, so positions issued again still land after a crash', async () => {
+      const root = tempDir('aszcol-journal-ahead-');
+      mkdirSync(journalDir(root), { recursive: true });
+      const req = ccLogsRequest('J-ahead', 0);
+      writeFileSync(join(journalDir(root), segmentName(0)), entry(req));
+      writeFileSync(join(journalDir(root), 'landed.state'), formatKv([['schema', 1], ['landed_through', 100000]]));
+      const r = await start(root);
+      try {
+        expect(Number(parseKv(readFileSync(join(journalDir(root), 'landed.state'), 'utf8')).get('landed_through'))).toBeLessThanOrEqual(entry(req).length);
+        expect((await httpPost(r.addresses().http!, '/v1/logs', ccLogsRequest('J-ahead', 5, 9, 'new'), PB)).status).toBe(200);
+        expect(await r.landed(5000)).toBe(true);
+        expect(landedFiles(root, 'J-ahead').flatMap((f) => f.records)).toHaveLength(5);
+      } finally {
+        await r.shutdown();
+      }
+    });
+
+    test('a session whose last landed file cannot be read: the error is logged each try, and the session lock is never left behind', async () => {
+      const root = tempDir('aszcol-journal-unreadable-');
+      let r = await start(root);
+      expect((await httpPost(r.addresses().http!, '/v1/logs', ccLogsRequest('J-bad', 0), PB)).status).toBe(200);
+      expect(await r.landed(5000)).toBe(true);
+      await r.shutdown();
+      // The landed file is replaced by one that is not Session Data (the receiver never writes such a file).
+      const dir = join(root, 'J-bad', 'otlp');
+      const name = readdirSync(dir).find((n) => n.endsWith('.sd'))!;
+      chmodSync(join(dir, name), 0o644);
+      writeFileSync(join(dir, name), 'not session data\n');
+      r = await start(root);
+      try {
+        expect((await httpPost(r.addresses().http!, '/v1/logs', ccLogsRequest('J-bad', 5, 9, 'b'), PB)).status).toBe(200);
+        expect(await r.landed(1000)).toBe(false);
+        expect(logs.some((l) => /^error could not land the records of session J-bad/.test(l))).toBe(true);
+        expect(existsSync(sessionLockPath(root, 'J-bad'))).toBe(false);
+        expect(r.stats().waiting_sessions).toBe(1);
+      } finally {
+        await r.shutdown(1500); // what cannot land stays in the journal
+      }
+    });
   });
 });

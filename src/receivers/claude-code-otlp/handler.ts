@@ -93,7 +93,7 @@ export class ExportHandler {
     try {
       await lander.start();
     } catch (err) {
-      await lander.close().catch(() => {});
+      await lander.close(1000).catch(() => {});
       await this.journal.close();
       throw err;
     }
@@ -110,11 +110,12 @@ export class ExportHandler {
   async release(timeoutMs: number): Promise<void> {
     await this.journal.idle();
     if (this.lander) {
+      const deadline = Date.now() + timeoutMs;
       const all = await this.lander.landed(this.journal.durableEnd, timeoutMs);
       if (!all) {
         this.o.log('warn', `the OTLP receiver stops with ${this.journal.pendingBytes(this.lander.landedThrough)} accepted bytes not yet landed; they stay in its journal and land at the next start`, { journal: this.journal.dir });
       }
-      await this.lander.close();
+      await this.lander.close(Math.max(100, deadline - Date.now()));
     }
     await this.journal.close();
   }

@@ -17,16 +17,17 @@
  * Measured here, a write beside a running sync took 2.7 µs at the median and 21 µs at p99, so
  * the event loop never waits for the disk's flush.
  */
-import { closeSync, existsSync, fdatasync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, statSync, truncateSync, unlinkSync, writeSync, writevSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, statSync, truncateSync, unlinkSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Signal } from '../../otlp/proto.js';
 import { FileLock } from '../../storage/lock.js';
-import { parseKv } from '../../storage/kv-text.js';
+import { formatKv, parseKv } from '../../storage/kv-text.js';
+import { ensureDirDurable, replaceAtomically } from '../../storage/write-once.js';
 import { listDir } from '../../storage/layout.js';
 import { AszError } from '../../util/errors.js';
 import {
-  FRAME_BYTES, LANDED_STATE, SEGMENT_BYTES, entryFrame, nextGoodEntry, readEntry, segmentBase, segmentName,
+  DAMAGED_DIR, FRAME_BYTES, LANDED_STATE, SEGMENT_BYTES, entryFrame, nextGoodEntry, readEntry, segmentBase, segmentName,
 } from './journal-format.js';
 
 export interface JournalRecovery {
@@ -39,8 +40,11 @@ export interface JournalRecovery {
 }
 
 const fdatasyncAsync = promisify(fdatasync);
-/** Syncs of the journal running at once (on the thread pool, which has four threads by default). */
-const MAX_SYNCS = 2;
+/**
+ * One sync at a time: Linux reports a failed write-back once per open file, so with two syncs in
+ * flight on one descriptor the error could go to the other while this one returns success.
+ */
+const MAX_SYNCS = 1;
 
 interface Waiter {
   /** The position after this request's entry. */
@@ -63,7 +67,12 @@ function fsyncDir(dir: string): void {
   try { fsyncSync(fd); } finally { closeSync(fd); }
 }
 
-/** The good entries' end in a segment read whole, and how many bytes after it are a torn write. */
+/**
+ * The good entries' end in a segment read whole, and how many bytes after it are a torn write.
+ * A bad entry (damaged, or with a length past the end) followed by a good one is damage, left
+ * for the landing thread to report and keep aside; with no good entry after it, it is the last
+ * write, cut short by a crash before it was synced, so never answered.
+ */
 function goodEnd(buf: Buffer, base: number): { end: number; torn: number } {
   let off = 0;
   for (;;) {
@@ -72,12 +81,32 @@ function goodEnd(buf: Buffer, base: number): { end: number; torn: number } {
       off = r.entry.end - base;
       continue;
     }
-    // A damaged entry with good ones after it is damage (the landing thread reports it); with
-    // none after it, it is the last write, cut short by a crash before it was synced.
-    const next = r.short ? -1 : nextGoodEntry(buf, off + 1, base);
+    const next = off < buf.length ? nextGoodEntry(buf, off + 1, base) : -1;
     if (next < 0) return { end: base + off, torn: buf.length - off };
     off = next;
   }
+}
+
+function readWhole(path: string): Buffer {
+  const size = statSync(path).size;
+  const buf = Buffer.allocUnsafe(size);
+  const fd = openSync(path, 'r');
+  try {
+    let got = 0;
+    while (got < size) {
+      const n = readSync(fd, buf, got, size - got, got);
+      if (n === 0) return buf.subarray(0, got);
+      got += n;
+    }
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function syncFile(path: string): void {
+  const fd = openSync(path, 'r+');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
 }
 
 export class Journal {
@@ -118,12 +147,13 @@ export class Journal {
    * before the receiver listens.
    */
   async open(): Promise<JournalRecovery> {
-    mkdirSync(this.dir, { recursive: true });
+    ensureDirDurable(this.dir);
     if (!this.lock.tryAcquire()) {
       throw new AszError(`the receiver's journal ${this.dir} is in use by another process (${this.lock.path} names pid ${readFileSync(this.lock.path, 'utf8').trim() || '?'}); two receivers cannot share one journal`, 'receivers.claude_code_otlp');
     }
     try {
-      const state = parseKv(existsSync(join(this.dir, LANDED_STATE)) ? readFileSync(join(this.dir, LANDED_STATE), 'utf8') : '');
+      const statePath = join(this.dir, LANDED_STATE);
+      const state = parseKv(existsSync(statePath) ? readFileSync(statePath, 'utf8') : '');
       let landed = Number(state.get('landed_through') ?? 0);
       if (!Number.isSafeInteger(landed) || landed < 0) landed = 0;
       const bases = listDir(this.dir).map(segmentBase).filter((b): b is number => b !== undefined).sort((a, b) => a - b);
@@ -131,26 +161,31 @@ export class Journal {
       while (bases.length > 1 && bases[1]! <= landed) unlinkSync(join(this.dir, segmentName(bases.shift()!)));
       let tornBytes = 0;
       let end = Math.max(landed, bases.length ? bases[0]! : 0);
-      let last: number | undefined;
-      if (bases.length) {
-        last = bases[bases.length - 1]!;
-        const path = join(this.dir, segmentName(last));
-        const size = statSync(path).size;
-        const buf = Buffer.allocUnsafe(size);
-        const fd = openSync(path, 'r');
-        try {
-          let got = 0;
-          while (got < size) got += readSync(fd, buf, got, size - got, got);
-        } finally {
-          closeSync(fd);
+      // Every segment's end is checked, not only the last: a crash just after a new segment began
+      // can leave the one before it without its last, unsynced (so never answered) entries.
+      for (const [k, base] of bases.entries()) {
+        const path = join(this.dir, segmentName(base));
+        const next = bases[k + 1];
+        if (next !== undefined && base + statSync(path).size === next) continue;
+        const buf = readWhole(path);
+        const g = goodEnd(buf, base);
+        if (g.torn > 0) {
+          this.keepAside(base, buf.subarray(g.end - base));
+          truncateSync(path, g.end - base);
+          tornBytes += g.torn;
         }
-        const g = goodEnd(buf, last);
-        tornBytes = g.torn;
-        if (g.torn > 0) truncateSync(path, g.end - last);
+        // The recovered end is answered from now on: make sure it is on disk, not only in the page cache.
+        syncFile(path);
         end = g.end;
       }
-      if (landed > end) landed = end; // a state file ahead of the entries (a lost segment): nothing to land
+      if (landed > end) {
+        // A state ahead of the entries (the journal lost its tail): positions from `end` will be
+        // issued again, so the state must not keep pointing past them.
+        landed = end;
+        replaceAtomically(statePath, formatKv([['schema', 1], ['landed_through', landed]]));
+      }
       const from = bases.length && landed < bases[0]! ? bases[0]! : landed;
+      const last = bases.length ? bases[bases.length - 1]! : undefined;
       this.durable = this.written = this.requested = end;
       this.seg = this.openSegment(last ?? end, last === undefined);
       return { from, to: end, tornBytes };
@@ -160,9 +195,25 @@ export class Journal {
     }
   }
 
+  /** Keeps bytes cut from a segment (a torn last write) for a person to look at. */
+  private keepAside(base: number, bytes: Buffer): void {
+    try {
+      const dir = join(this.dir, DAMAGED_DIR);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${segmentName(base)}-torn-${Date.now()}.bin`), bytes);
+    } catch { /* the log line still says how many bytes */ }
+  }
+
   private openSegment(base: number, fresh: boolean): Segment {
-    const fd = openSync(join(this.dir, segmentName(base)), fresh ? 'wx' : 'a', 0o600);
-    if (fresh) fsyncDir(this.dir); // the new name must survive a crash before its first entry is answered
+    const path = join(this.dir, segmentName(base));
+    // A fresh segment left empty by a rotation that failed halfway is taken as it is.
+    const fd = openSync(path, fresh && !(existsSync(path) && statSync(path).size === 0) ? 'wx' : 'a', 0o600);
+    try {
+      if (fresh) fsyncDir(this.dir); // the new name must survive a crash before its first entry is answered
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
     return { fd, base, end: this.written, synced: this.written };
   }
 
@@ -212,6 +263,7 @@ export class Journal {
   private fail(cause: Error): void {
     this.failure ??= new AszError(`the receiver's journal in ${this.dir} failed and could not be repaired (${cause.message}); restart the receiver`, 'receivers.claude_code_otlp');
     for (const w of this.waiters.splice(0)) w.reject(this.failure);
+    if (this.inflight === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
   /** Resolves when nothing is waiting for a sync. */

@@ -32,7 +32,7 @@ import { formatKv, parseKv } from '../../storage/kv-text.js';
 import { landedName, listDir, otlpDir, sessionLockPath, sessionStatePath } from '../../storage/layout.js';
 import { FileLock } from '../../storage/lock.js';
 import { SequenceCounter } from '../../storage/session-state.js';
-import { replaceAtomically } from '../../storage/write-once.js';
+import { ensureDirDurable, replaceAtomically } from '../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
 import { resourceHeader, scopeHeader, type PlainObject } from '../../otlp/plain.js';
@@ -284,17 +284,23 @@ function readRange(base: number, from: number, len: number): Buffer {
   }
 }
 
-/** Keeps a damaged stretch of the journal for a person to look at, and says so. */
-function quarantine(base: number, bufAt: number, buf: Buffer, from: number, to: number, reason: string): void {
+/** Copies a stretch of the journal into `damaged/`, named by its segment and position; returns the path. */
+function keepAside(base: number, bufAt: number, buf: Buffer, from: number, to: number): string {
   const dir = join(init.journalDir, DAMAGED_DIR);
-  const position = bufAt + from;
-  const name = `${segmentName(base)}-${position.toString(16)}.bin`;
+  const path = join(dir, `${segmentName(base)}-${(bufAt + from).toString(16)}.bin`);
   try {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, name), buf.subarray(from, to));
-  } catch { /* the log line below still says where */ }
+    writeFileSync(path, buf.subarray(from, to));
+  } catch { /* the log line still says where */ }
+  return path;
+}
+
+/** Keeps a damaged stretch of the journal for a person to look at, and says so. */
+function quarantine(base: number, bufAt: number, buf: Buffer, from: number, to: number, reason: string): void {
+  const position = bufAt + from;
+  const path = keepAside(base, bufAt, buf, from, to);
   damagedSinceProgress++;
-  log('error', `the receiver's journal holds ${to - from} bytes at position ${position} that cannot be landed (${reason}); they were skipped, and a copy is in ${join(dir, name)}`, {
+  log('error', `the receiver's journal holds ${to - from} bytes at position ${position} that cannot be landed (${reason}); they were skipped, and a copy is in ${path}`, {
     segment: segmentName(base), position, bytes: to - from, reason,
   });
 }
@@ -309,18 +315,22 @@ function readEntries(): void {
     if (i < 0) {
       // No segment holds this position: the journal lost files. Nothing can be read up to the next one.
       const next = bases.find((b) => b > readPos) ?? durableEnd;
-      log('error', `the receiver's journal has no segment for positions ${readPos} to ${next}; those requests are lost`, { from: readPos, to: next });
+      log('error', `the receiver's journal has no segment for positions ${readPos} to ${next}; whatever was there is lost`, { from: readPos, to: next });
       damagedSinceProgress++;
       readPos = next;
       continue;
     }
     const base = bases[i]!;
+    const last = i === bases.length - 1;
     const segEnd = Math.min(bases[i + 1] ?? Infinity, durableEnd);
     if (readPos >= segEnd) {
       readPos = bases[i + 1] ?? durableEnd;
       continue;
     }
-    let buf = readRange(base, readPos, Math.min(segEnd - readPos, budget));
+    const want = Math.min(segEnd - readPos, budget);
+    let buf = readRange(base, readPos, want);
+    // Whether `buf` stops short of the segment's end only because of the budget.
+    let cutByBudget = want < segEnd - readPos && buf.length === want;
     let off = 0;
     for (;;) {
       const r = readEntry(buf, off, readPos);
@@ -334,35 +344,44 @@ function readEntries(): void {
         off = r.entry.end - readPos;
         continue;
       }
-      if (r.short) {
+      if (r.short && cutByBudget) {
         if (off > 0) break; // the rest next time
-        if (buf.length >= segEnd - readPos) {
-          // The segment ends inside an entry below the durable end: only damage does that.
-          quarantine(base, readPos, buf, 0, buf.length, 'an entry runs past the end of its segment');
-          off = buf.length;
-          break;
-        }
-        // One entry larger than the budget: read it whole.
+        // One entry larger than the budget: read it whole (its frame gives the length), then go on.
         const len = buf.length >= FRAME_BYTES ? FRAME_BYTES + buf.readUInt32LE(4) : segEnd - readPos;
         buf = readRange(base, readPos, Math.min(len, segEnd - readPos));
-        if (buf.length < len) {
-          quarantine(base, readPos, buf, 0, buf.length, 'an entry runs past the end of its segment');
-          off = buf.length;
-          break;
-        }
+        cutByBudget = false;
         continue;
       }
-      // Damage: skip to the next good entry in this segment, keeping what was skipped.
-      const whole = buf.length < segEnd - readPos ? readRange(base, readPos, segEnd - readPos) : buf;
+      if (off >= buf.length) break;
+      // Bytes that are not a good entry: damage if a good entry follows in this segment, else the segment's tail.
+      const whole = cutByBudget ? readRange(base, readPos, segEnd - readPos) : buf;
       const next = nextGoodEntry(whole, off + 1, readPos);
       const to = next < 0 ? whole.length : next;
-      quarantine(base, readPos, whole, off, to, r.reason);
+      if (next < 0 && !last) {
+        // The end of a segment before the next began: a write cut short by a crash just after the
+        // journal moved to a new segment, synced by nothing, so never answered.
+        log('warn', `the receiver's journal segment ${segmentName(base)} ends in ${to - off} bytes of an incomplete write, never answered; skipped`, { segment: segmentName(base), position: readPos + off, bytes: to - off });
+        keepAside(base, readPos, whole, off, to);
+      } else {
+        quarantine(base, readPos, whole, off, to, r.short ? 'an entry runs past the end of what was written' : r.reason);
+      }
       buf = whole;
+      cutByBudget = false;
       off = to;
       if (next < 0) break;
     }
     budget -= off;
     readPos += off;
+    if (off === buf.length && buf.length < want && !cutByBudget) {
+      // The file ends before the next segment begins (see above): nothing was ever written there.
+      if (readPos < segEnd) {
+        if (last) {
+          log('error', `the receiver's journal segment ${segmentName(base)} ends at ${readPos}, before the synced end ${segEnd}; whatever was there is lost`, { segment: segmentName(base) });
+          damagedSinceProgress++;
+        }
+        readPos = segEnd;
+      }
+    }
   }
 }
 
@@ -430,13 +449,25 @@ function sessionState(session: string, contended: boolean): SessionCache {
  */
 function prepareSession(round: Round, session: string, work: SessionWork): (() => boolean) | undefined {
   const lockPath = sessionLockPath(root, session);
-  mkdirSync(otlpDir(root, session), { recursive: true });
+  ensureDirDurable(otlpDir(root, session));
   // A lock file already there means another writer is or was in the session (a crashed one
   // leaves it behind): then nothing remembered is trusted.
   const contended = existsSync(lockPath);
   const lock = new FileLock(lockPath);
   if (!lock.tryAcquire()) return undefined;
+  try {
+    return prepareLocked(round, session, work, lock, contended);
+  } catch (err) {
+    sessions.delete(session);
+    lock.release();
+    throw err;
+  }
+}
+
+/** prepareSession's part under the lock; the round gets the session's files only once all are made. */
+function prepareLocked(round: Round, session: string, work: SessionWork, lock: FileLock, contended: boolean): () => boolean {
   const cache = sessionState(session, contended);
+  const files: { path: string; parts: string[] }[] = [];
   const dir = otlpDir(root, session);
   const ns = nowNs();
   const stamp = compactStamp(ns);
@@ -467,8 +498,9 @@ function prepareSession(round: Round, session: string, work: SessionWork): (() =
     parts.push(JSON.stringify({ t: 'end', records: d.tails.length, digest: hash.digest('hex') }) + '\n');
     stream.lastSeq = seq;
     cache.streams.set(d.kind, stream);
-    round.add(join(dir, landedName(d.kind, stamp, seq)), parts, (err) => err && errors.push(err));
+    files.push({ path: join(dir, landedName(d.kind, stamp, seq)), parts });
   }
+  for (const f of files) round.add(f.path, f.parts, (err) => err && errors.push(err));
   return () => {
     try {
       if (errors.length) {
@@ -573,11 +605,16 @@ function writeSpoolState(s: Spool): void {
 /** Adds every waiting metrics request to the round, under the spool's lock; undefined when it is held elsewhere. */
 function prepareSpool(round: Round, work: SpoolWork[]): (() => SpoolWork[]) | undefined {
   const lockPath = join(spool.dir, '.lock');
-  mkdirSync(spool.dir, { recursive: true });
+  ensureDirDurable(spool.dir);
   const contended = existsSync(lockPath);
   const lock = new FileLock(lockPath);
   if (!lock.tryAcquire()) return undefined;
-  if (contended || readText(join(spool.dir, 'spool.state')) !== spool.stateText) spoolScan(spool);
+  try {
+    if (contended || readText(join(spool.dir, 'spool.state')) !== spool.stateText) spoolScan(spool);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const failed: SpoolWork[] = [];
   for (const w of work) {
     const seq = spool.nextSeq++;
@@ -714,8 +751,8 @@ function handle(m: WorkerRequest): void {
     post({ op: 'reply', id: m.id, ok: true });
   } else {
     try {
-      flushSessions(2000);
-      flushSpool(2000);
+      flushSessions(0);
+      flushSpool(0);
       post({ op: 'reply', id: m.id, ok: true });
     } catch (err) {
       post({ op: 'reply', id: m.id, ok: false, message: (err as Error).message });
@@ -750,10 +787,11 @@ function work(): void {
     }
     lastRoundAt = Date.now();
     const before = readPos;
-    readEntries();
-    const read = readPos !== before;
     let stillWaiting = false;
+    let read = false;
     try {
+      readEntries();
+      read = readPos !== before;
       stillWaiting = landWaiting();
       checkpoint();
     } catch (err) {
@@ -772,8 +810,8 @@ function work(): void {
   clearTimeout(quietTimer);
   quietTimer = setTimeout(() => {
     try {
-      flushSessions(1000);
-      flushSpool(1000);
+      flushSessions(0);
+      flushSpool(0);
     } catch { /* the next flush tries again */ }
   }, QUIET_MS);
 }

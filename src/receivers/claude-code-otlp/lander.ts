@@ -17,7 +17,7 @@ export class Lander {
   private noticeOut = false;
   private nextId = 1;
   private readonly replies = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  private waiters: { position: number; resolve: () => void }[] = [];
+  private waiters: { position: number; resolve: (landed: boolean) => void }[] = [];
   landedThrough: number;
   spoolBytes = 0;
   waitingSessions = 0;
@@ -50,7 +50,7 @@ export class Lander {
             this.spoolBytes = m.spoolBytes;
             this.waitingSessions = m.waitingSessions;
             this.onProgress(m);
-            this.waiters = this.waiters.filter((x) => (x.position <= m.landedThrough ? (x.resolve(), false) : true));
+            this.waiters = this.waiters.filter((x) => (x.position <= m.landedThrough ? (x.resolve(true), false) : true));
             break;
           case 'reply': {
             const r = this.replies.get(m.id);
@@ -80,6 +80,12 @@ export class Lander {
     this.log('error', `the OTLP receiver's landing thread failed; accepted requests stay in the journal until the next start: ${err.message}`, { error: err.stack });
     for (const r of this.replies.values()) r.reject(err);
     this.replies.clear();
+    this.wakeAll();
+  }
+
+  /** Nothing more will land: whoever waits for a position is told now, not at their timeout. */
+  private wakeAll(): void {
+    for (const w of this.waiters.splice(0)) w.resolve(false);
   }
 
   get failed(): Error | undefined {
@@ -128,7 +134,7 @@ export class Lander {
         this.waiters = this.waiters.filter((x) => x !== waiter);
         resolve(false);
       }, timeoutMs);
-      const waiter = { position, resolve: () => { clearTimeout(timer); resolve(true); } };
+      const waiter = { position, resolve: (landed: boolean) => { clearTimeout(timer); resolve(landed); } };
       this.waiters.push(waiter);
     });
   }
@@ -143,15 +149,21 @@ export class Lander {
     });
   }
 
-  async close(): Promise<void> {
+  /** Writes the pending state files (waiting at most `timeoutMs`) and stops the thread. */
+  async close(timeoutMs = 5000): Promise<void> {
     try {
-      await this.flush();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.max(0, timeoutMs))));
+      const outcome = await Promise.race([this.flush().then(() => 'done' as const), late]).finally(() => clearTimeout(timer));
+      if (outcome === 'late') this.log('warn', 'the OTLP receiver stopped before its state files were written; they are rebuilt from the landed files at the next start');
     } catch (err) {
       this.log('warn', `the OTLP receiver could not write its state files at shutdown; they are rebuilt from the landed files at the next start: ${(err as Error).message}`);
     } finally {
       this.closing = true;
       await this.worker?.terminate();
       this.worker = undefined;
+      this.wakeAll();
     }
   }
+
 }
