@@ -71,7 +71,8 @@ describe('the receiver journal', () => {
     const records = landedFiles(root, 'J-1').flatMap((f) => f.records);
     expect(records.map((r) => r.sha)).toEqual(reqs.flatMap(recordShas));
     expect(records.map((r) => r.ord)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(rx.stderr()).toMatch(/journal holds \d+ bytes accepted but not landed before the last stop; landing them first/);
+    // stderr is read asynchronously: the line may arrive after what it reports.
+    expect(await eventually(() => /journal holds \d+ bytes accepted but not landed before the last stop; landing them first/.test(rx.stderr()))).toBe(true);
     // A third start finds nothing left to land: the landed position moved past both requests.
     expect((await rx.stop()).code).toBe(0);
     const state = parseKv(readFileSync(join(journalDir(root), 'landed.state'), 'utf8'));
@@ -143,7 +144,8 @@ describe('the receiver journal', () => {
     expect(await eventually(() => landedFiles(root, 'J-torn').length === 1)).toBe(true);
     expect(landedFiles(root, 'J-torn')[0]!.records.map((r) => r.sha)).toEqual(recordShas(req));
     expect(readFileSync(seg).length).toBe(size);
-    expect(rx.stderr()).toMatch(new RegExp(`journal ended in ${FRAME_BYTES + 7} bytes of an incomplete write`));
+    // stderr is read asynchronously: the line may arrive after what it reports.
+    expect(await eventually(() => new RegExp(`journal ended in ${FRAME_BYTES + 7} bytes of an incomplete write`).test(rx.stderr()))).toBe(true);
     // New requests follow the good entries.
     expect((await httpPost(rx.addresses.http!, '/v1/logs', ccLogsRequest('J-torn', 5, 9, 'n'), PB)).status).toBe(200);
     expect(await eventually(() => landedFiles(root, 'J-torn').flatMap((f) => f.records).length === 10)).toBe(true);
@@ -173,7 +175,8 @@ describe('the receiver journal', () => {
     expect(copy.equals(original)).toBe(false);
     copy[FRAME_BYTES + 40] ^= 0xff;
     expect(copy.equals(original)).toBe(true);
-    expect(rx.stderr()).toMatch(/"level":"error".*journal holds \d+ bytes at position 0 that cannot be landed \(checksum mismatch\)/);
+    // stderr is read asynchronously: the line may arrive after what it reports.
+    expect(await eventually(() => /"level":"error".*journal holds \d+ bytes at position 0 that cannot be landed \(checksum mismatch\)/.test(rx.stderr()))).toBe(true);
     const { code, stats } = await rx.stop();
     expect(code).toBe(0);
     expect(stats).toMatchObject({ damaged_entries: 1 });
@@ -336,7 +339,7 @@ describe('the receiver journal', () => {
       try {
         expect((await httpPost(r.addresses().http!, '/v1/logs', ccLogsRequest('J-bad', 5, 9, 'b'), PB)).status).toBe(200);
         expect(await r.landed(1000)).toBe(false);
-        expect(logs.some((l) => /^error could not land the records of session J-bad/.test(l))).toBe(true);
+        expect(await eventually(() => logs.some((l) => /^error could not land the records of session J-bad/.test(l)))).toBe(true);
         expect(existsSync(sessionLockPath(root, 'J-bad'))).toBe(false);
         expect(r.stats().waiting_sessions).toBe(1);
       } finally {

@@ -16,6 +16,7 @@ import { landLines } from '../../src/storage/landing.js';
 import { parseKv } from '../../src/storage/kv-text.js';
 import { AszError } from '../../src/util/errors.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { eventually } from '../helpers/wait.js';
 import { landedFiles } from '../helpers/root.js';
 import {
   RawGrpcClient, ccLogRecord, ccLogsRequest, ccMetricsRequest, httpPost, logsRequest, tokenSums,
@@ -289,7 +290,7 @@ describe('limits, locks and lifecycle', () => {
       expect(sdFiles(root)).toHaveLength(0);
       expect(r.stats()).toMatchObject({ waiting_sessions: 1, accepted: { log_records: 5 } });
       expect(r.stats().journal_bytes).toBeGreaterThan(req.length);
-      expect(logs.some((l) => /^warn session S-locked is locked by another collector .*its 5 records wait in the journal/.test(l))).toBe(true);
+      expect(await eventually(() => logs.some((l) => /^warn session S-locked is locked by another collector .*its 5 records wait in the journal/.test(l)))).toBe(true);
       lock.release();
       expect(await r.landed(10_000)).toBe(true);
       expect(landedFiles(root, 'S-locked')[0]!.records).toHaveLength(5);
