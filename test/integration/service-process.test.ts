@@ -17,20 +17,27 @@ afterAll(cleanupTemp);
 const sid = (i: number) => `7e1f0c2a-2222-4333-8444-${String(i).padStart(12, '0')}`;
 
 /** A storage root, a source root and a pipeline YAML listening on ephemeral loopback ports only. */
-function setup(extra = '', local = '') {
+/** A temporary base with a storage root and a source root, and the start of a configuration: storage and the local receiver. */
+function configBase(interval: string) {
   const base = tempDir();
   const root = join(base, 'data');
   const src = join(base, 'projects');
   mkdirSync(src, { recursive: true });
   const config = join(base, 'aszcol.yaml');
-  writeFileSync(config, `storage:
+  const head = `storage:
   root: ${JSON.stringify(root)}
 receivers:
   claude_code_local:
     source_root: ${JSON.stringify(src)}
     exclude: []
-    interval: 200ms
-${local}extensions:
+    interval: ${interval}
+`;
+  return { base, root, src, config, head };
+}
+
+function setup(extra = '', local = '') {
+  const { base, root, src, config, head } = configBase('200ms');
+  writeFileSync(config, `${head}${local}extensions:
   health_check:
     endpoint: 127.0.0.1:0
 service:
@@ -162,20 +169,9 @@ describe('the final pass on SIGTERM', () => {
    * for the signal.
    */
   function finalSetup(opts: { service?: string; exporter?: boolean } = {}) {
-    const base = tempDir();
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    mkdirSync(src, { recursive: true });
-    const config = join(base, 'aszcol.yaml');
+    const { root, src, config, head } = configBase('1h');
     const exporter = opts.exporter !== false;
-    writeFileSync(config, `storage:
-  root: ${JSON.stringify(root)}
-receivers:
-  claude_code_local:
-    source_root: ${JSON.stringify(src)}
-    exclude: []
-    interval: 1h
-processors:
+    writeFileSync(config, `${head}processors:
   assembler:
 ${exporter ? `exporters:\n  otlp/sink:\n    endpoint: ${sink.grpcAddress}\n` : ''}service:
   pipelines:
