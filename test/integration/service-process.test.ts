@@ -356,6 +356,10 @@ describe('the OTLP receiver inside the service', () => {
     expect(metrics).toMatch(/^aszcol_receiver_refused_requests_total\{receiver="claude_code_otlp",reason="[a-z_]+"\} 1$/m);
     expect(metrics).toMatch(/^aszcol_landed_records_total\{receiver="claude_code_otlp"\} 2$/m);
     expect(metrics).toMatch(/^aszcol_receiver_requests_total\{receiver="claude_code_otlp",transport="http"\} 2$/m);
+    // The journal: everything answered has landed by the pass that reported it.
+    expect(metrics).toMatch(/^aszcol_receiver_journal_bytes\{receiver="claude_code_otlp"\} 0$/m);
+    expect(metrics).toMatch(/^aszcol_receiver_waiting_sessions\{receiver="claude_code_otlp"\} 0$/m);
+    expect(metrics).toMatch(/^aszcol_receiver_journal_damaged_total\{receiver="claude_code_otlp"\} 0$/m);
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);
     expect(locksUnder(root)).toEqual([]);

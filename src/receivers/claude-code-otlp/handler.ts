@@ -130,6 +130,15 @@ export class ExportHandler {
     return this.lander.landed(this.journal.durableEnd, timeoutMs);
   }
 
+  /** What keeps the receiver from taking or landing requests now (empty when nothing does). */
+  problems(): string[] {
+    const out: string[] = [];
+    const j = this.journal.failed;
+    if (j) out.push(j.message);
+    if (this.lander?.failed) out.push(`the landing thread failed (accepted requests wait in the journal for the next start): ${this.lander.failed.message}`);
+    return out;
+  }
+
   /** From now on every request is refused as retryable (503 / UNAVAILABLE). */
   close(): void {
     this.closing = true;

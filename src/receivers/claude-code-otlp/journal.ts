@@ -132,6 +132,11 @@ export class Journal {
     this.lock = new FileLock(join(dir, '.lock'));
   }
 
+  /** Why the journal stopped taking requests, if it did. */
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
   get durableEnd(): number {
     return this.durable;
   }

@@ -195,6 +195,11 @@ export class OtlpReceiver {
     return { ...this.bound };
   }
 
+  /** What keeps the receiver from taking or landing requests now; the service fails its pass on it. */
+  problems(): string[] {
+    return this.handler.problems();
+  }
+
   stats(): OtlpReceiverStats {
     return this.handler.snapshot();
   }

@@ -1,8 +1,25 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { validateOtlpReceiverConfig, defaultOtlpReceiverConfig, type OtlpReceiverConfig } from '../../receivers/claude-code-otlp/config.js';
 import type { OtlpReceiver, OtlpReceiverStats } from '../../receivers/claude-code-otlp/index.js';
 import type { Component, ComponentFactory, ComponentSettings, StageResult, TelemetrySignal } from '../component.js';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
+/** The journal's own metrics, one set per registry (every OTLP receiver instance is a label). */
+const journalSets = new WeakMap<Registry, { bytes: Gauge<'receiver'>; waiting: Gauge<'receiver'>; damaged: Counter<'receiver'> }>();
+function journalMetrics(registry: Registry) {
+  let m = journalSets.get(registry);
+  if (!m) {
+    const registers = [registry];
+    m = {
+      bytes: new Gauge({ name: 'aszcol_receiver_journal_bytes', help: 'Bytes a receiver accepted into its journal and has not landed yet.', labelNames: ['receiver'], registers }),
+      waiting: new Gauge({ name: 'aszcol_receiver_waiting_sessions', help: 'Sessions whose records wait for a lock another collector holds.', labelNames: ['receiver'], registers }),
+      damaged: new Counter({ name: 'aszcol_receiver_journal_damaged_total', help: 'Journal stretches that could not be landed (damage on disk), kept aside.', labelNames: ['receiver'], registers }),
+    };
+    journalSets.set(registry, m);
+  }
+  return m;
+}
+
 /** How long a pass's land stage waits for the journal to be landed. */
 const LAND_WAIT_MS = 10_000;
 
@@ -35,7 +52,9 @@ class OtlpReceiverComponent implements Component {
     // A session whose lock another collector holds can keep records waiting; the pass does not wait for it.
     if (this.receiver) await this.receiver.landed(LAND_WAIT_MS);
     const d = this.sync();
-    return { counts: d, changed: Object.values(d).some((n) => n > 0) };
+    // A journal or landing thread that failed refuses every request: the pass fails, so health says so.
+    const problems = (this.receiver?.problems() ?? []).map((p) => `${this.s.id}: ${p}`);
+    return { counts: d, changed: Object.values(d).some((n) => n > 0), ...(problems.length ? { problems } : {}) };
   }
 
   /**
@@ -88,6 +107,10 @@ class OtlpReceiverComponent implements Component {
     const landed = delta(now.landed.records, prev?.landed.records);
     t.landed(landed);
     t.spoolBytes(now.spool_bytes);
+    const g = journalMetrics(t.registry);
+    g.bytes.set({ receiver: this.s.id }, now.journal_bytes);
+    g.waiting.set({ receiver: this.s.id }, now.waiting_sessions);
+    g.damaged.inc({ receiver: this.s.id }, delta(now.damaged_entries, prev?.damaged_entries));
     out.landed_records = landed;
     return out;
   }
