@@ -10,6 +10,19 @@ import { LockBusyError } from '../util/errors.js';
  * moves the stale file aside by rename and checks that what it moved is the stale holder's,
  * so two processes that both found the lock stale cannot both end up holding it.
  */
+/** The longest pause between two tries of a waiting acquire. */
+const POLL_MS = 20;
+
+/** Whether a process with this pid exists on this host (signal 0 checks without sending anything). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 export class FileLock {
   private held = false;
   private readonly token = `${process.pid} ${hostname()} ${randomBytes(6).toString('hex')}`;
@@ -42,6 +55,26 @@ export class FileLock {
 
   acquire(): void {
     if (!this.tryAcquire()) throw new LockBusyError(this.path, this.readHolder() ?? 'another process');
+  }
+
+  /** Tries for up to `waitMs`, blocking the thread between tries (for synchronous callers off the event loop). */
+  acquireWithinSync(waitMs: number): boolean {
+    const deadline = Date.now() + waitMs;
+    for (let delay = 2; !this.tryAcquire(); delay = Math.min(delay * 2, POLL_MS)) {
+      if (Date.now() >= deadline) return false;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(delay, Math.max(1, deadline - Date.now())));
+    }
+    return true;
+  }
+
+  /** Tries for up to `waitMs` (or until `signal` aborts), yielding to the event loop between tries. */
+  async acquireWithin(waitMs: number, signal?: AbortSignal): Promise<boolean> {
+    const deadline = Date.now() + waitMs;
+    for (let delay = 2; !this.tryAcquire(); delay = Math.min(delay * 2, POLL_MS)) {
+      if (Date.now() >= deadline || signal?.aborted) return false;
+      await new Promise((res) => setTimeout(res, Math.min(delay, Math.max(1, deadline - Date.now()))));
+    }
+    return true;
   }
 
   release(): void {
@@ -77,10 +110,5 @@ function isStale(holder: string): boolean {
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return holder.length > 0 ? false : true;
   if (host !== hostname()) return false; // cannot judge a process on another host
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return !processAlive(pid);
 }

@@ -52,10 +52,6 @@ export class PushStateError extends AszError {
   }
 }
 
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 export class PushState {
   readonly path: string;
   private readonly lockPath: string;
@@ -127,11 +123,7 @@ export class PushState {
     if (/\s/.test(endpoint)) return Promise.reject(new AszError(`an endpoint with white space cannot be recorded: ${JSON.stringify(endpoint)}`, this.path));
     const run = async () => {
       const lock = new FileLock(this.lockPath);
-      const deadline = Date.now() + LOCK_WAIT_MS;
-      while (!lock.tryAcquire()) {
-        if (Date.now() > deadline) lock.acquire();
-        await new Promise((res) => setTimeout(res, 20));
-      }
+      if (!(await lock.acquireWithin(LOCK_WAIT_MS))) lock.acquire(); // throws LockBusyError naming the holder
       try {
         this.refresh();
         this.dropTornTail();
@@ -272,11 +264,7 @@ export class PushState {
 
   private locked<T>(fn: () => T): T {
     const lock = new FileLock(this.lockPath);
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    while (!lock.tryAcquire()) {
-      if (Date.now() > deadline) lock.acquire(); // throws LockBusyError naming the holder
-      sleepSync(20);
-    }
+    if (!lock.acquireWithinSync(LOCK_WAIT_MS)) lock.acquire(); // throws LockBusyError naming the holder
     try {
       return fn();
     } finally {

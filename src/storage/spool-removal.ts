@@ -91,15 +91,6 @@ interface Candidate {
 const sameFile = (a: Stats, b: Stats) => a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
 
-async function acquire(lock: FileLock, waitMs: number, signal?: AbortSignal): Promise<boolean> {
-  const deadline = Date.now() + waitMs;
-  while (!lock.tryAcquire()) {
-    if (Date.now() >= deadline || signal?.aborted) return false;
-    await new Promise((res) => setTimeout(res, 20));
-  }
-  return true;
-}
-
 export async function removeSentSpoolFiles(o: SpoolRemovalOptions): Promise<SpoolRemovalReport> {
   const r: SpoolRemovalReport = { removed: 0, removedBytes: 0, unsent: 0, young: 0, held: 0, forgotten: 0, busy: false, problems: [] };
   if (o.endpoints.length === 0) throw new Error('a spool removal needs at least one receiver to wait for');
@@ -162,7 +153,7 @@ export async function removeSentSpoolFiles(o: SpoolRemovalOptions): Promise<Spoo
     }
     if (verified.length === 0) continue;
     const lock = new FileLock(join(dir, '.lock'));
-    if (!(await acquire(lock, o.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, o.signal))) {
+    if (!(await lock.acquireWithin(o.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, o.signal))) {
       r.busy = !o.signal?.aborted;
       break;
     }

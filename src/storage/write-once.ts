@@ -2,17 +2,22 @@ import { chmodSync, closeSync, fsyncSync, openSync, renameSync, writeSync, unlin
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-function tempPath(final: string): string {
+/** A temporary name beside `final`, unique to this process and call (its pid in the name tells a leftover's owner). */
+export function tempPath(final: string): string {
   return join(dirname(final), `.tmp-${basename(final)}-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
-/** Makes a directory's entries (a rename, a link, an unlink in it) durable. */
-export function fsyncDir(dir: string): void {
-  // A rename is durable only once the directory entry is; some filesystems refuse fsync on a directory.
+/**
+ * Makes a directory's entries (a rename, a link, an unlink in it) durable. Best effort, as some
+ * filesystems refuse fsync on a directory; `strict` callers, whose answer depends on it, get the error.
+ */
+export function fsyncDir(dir: string, opts: { strict?: boolean } = {}): void {
   try {
     const fd = openSync(dir, 'r');
     try { fsyncSync(fd); } finally { closeSync(fd); }
-  } catch { /* best effort */ }
+  } catch (err) {
+    if (opts.strict) throw err;
+  }
 }
 
 /**

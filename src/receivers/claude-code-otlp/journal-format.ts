@@ -15,6 +15,8 @@
  * The magic lets a reader that meets a damaged entry find the next good one; the CRC tells a
  * torn or damaged entry from a good one.
  */
+import { closeSync, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Signal } from '../../otlp/proto.js';
 
@@ -93,4 +95,36 @@ export function nextGoodEntry(buf: Buffer, from: number, base: number): number {
     if (readEntry(buf, at, base).ok) return at;
   }
   return -1;
+}
+
+/** `len` bytes of a file from `offset`, fewer where the file ends first. */
+export function readFileRange(path: string, offset: number, len: number): Buffer {
+  const buf = Buffer.allocUnsafe(len);
+  const fd = openSync(path, 'r');
+  try {
+    let got = 0;
+    while (got < len) {
+      const n = readSync(fd, buf, got, len - got, offset + got);
+      if (n === 0) return buf.subarray(0, got);
+      got += n;
+    }
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Copies bytes of the journal that cannot be landed (damage, a torn write) into `damaged/`,
+ * named by their segment and position, for a person to look at; returns the copy's path.
+ * Best effort: the caller's log line says where the bytes were either way.
+ */
+export function keepAside(journalDir: string, base: number, position: number, bytes: Uint8Array): string {
+  const dir = join(journalDir, DAMAGED_DIR);
+  const path = join(dir, `${segmentName(base)}-${position.toString(16)}.bin`);
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path, bytes);
+  } catch { /* see above */ }
+  return path;
 }

@@ -21,25 +21,25 @@
  * Everything here is synchronous on purpose: this thread exists so the request thread never
  * waits on the disk, and a round is a sequence of file operations with nothing to overlap.
  */
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, statSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
-import { createHash, randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { encodeHeader } from '../../formats/session-data/encode.js';
 import type { Header } from '../../formats/session-data/types.js';
 import { formatCursor, type AppendCursor } from '../../storage/cursor.js';
 import { formatKv, parseKv } from '../../storage/kv-text.js';
 import { landedName, listDir, otlpDir, sessionLockPath, sessionStatePath } from '../../storage/layout.js';
-import { FileLock } from '../../storage/lock.js';
+import { FileLock, processAlive } from '../../storage/lock.js';
 import { SequenceCounter } from '../../storage/session-state.js';
-import { ensureDirDurable, replaceAtomically } from '../../storage/write-once.js';
+import { ensureDirDurable, fsyncDir, replaceAtomically, tempPath } from '../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
 import { resourceHeader, scopeHeader, type PlainObject } from '../../otlp/plain.js';
 import {
   DIALECT, OTLP_ADAPTER, OTLP_LOGS_SRC, OTLP_TRACES_SRC, badSessionId, otlpLogRecordToSd, otlpSessionOf, otlpSpanToSd, type OtlpConverted,
 } from '../../adapters/claude-code/otlp-dialect.js';
-import { DAMAGED_DIR, FRAME_BYTES, LANDED_STATE, nextGoodEntry, readEntry, segmentBase, segmentName, type JournalEntry } from './journal-format.js';
+import { FRAME_BYTES, LANDED_STATE, keepAside, nextGoodEntry, readEntry, readFileRange, segmentBase, segmentName, type JournalEntry } from './journal-format.js';
 import { recordTail } from './record-line.js';
 import { streamEnd, type OtlpKind, type StreamState } from './stream-end.js';
 
@@ -90,30 +90,6 @@ const root = init.root;
 
 const post = (m: WorkerMessage) => port.postMessage(m);
 const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => post({ op: 'log', level, msg, fields });
-const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-
-/** Takes a lock, waiting up to `waitMs`; used outside rounds (start, flush), where waiting blocks nothing urgent. */
-function acquire(lock: FileLock, waitMs: number): boolean {
-  const deadline = Date.now() + waitMs;
-  let delay = 2;
-  for (;;) {
-    if (lock.tryAcquire()) return true;
-    if (Date.now() >= deadline) return false;
-    sleepSync(Math.min(delay, Math.max(1, deadline - Date.now())));
-    delay = Math.min(delay * 2, 50);
-  }
-}
-
-function tempPath(final: string): string {
-  return join(dirname(final), `.tmp-${basename(final)}-${process.pid}-${randomBytes(4).toString('hex')}`);
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
-  } catch { /* best effort, as storage/write-once.ts */ }
-}
 
 function readText(path: string): string {
   try {
@@ -269,36 +245,13 @@ function listSegments(): void {
 }
 
 function readRange(base: number, from: number, len: number): Buffer {
-  const buf = Buffer.allocUnsafe(len);
-  const fd = openSync(join(init.journalDir, segmentName(base)), 'r');
-  try {
-    let got = 0;
-    while (got < len) {
-      const n = readSync(fd, buf, got, len - got, from - base + got);
-      if (n === 0) return buf.subarray(0, got);
-      got += n;
-    }
-    return buf;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Copies a stretch of the journal into `damaged/`, named by its segment and position; returns the path. */
-function keepAside(base: number, bufAt: number, buf: Buffer, from: number, to: number): string {
-  const dir = join(init.journalDir, DAMAGED_DIR);
-  const path = join(dir, `${segmentName(base)}-${(bufAt + from).toString(16)}.bin`);
-  try {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path, buf.subarray(from, to));
-  } catch { /* the log line still says where */ }
-  return path;
+  return readFileRange(join(init.journalDir, segmentName(base)), from - base, len);
 }
 
 /** Keeps a damaged stretch of the journal for a person to look at, and says so. */
 function quarantine(base: number, bufAt: number, buf: Buffer, from: number, to: number, reason: string): void {
   const position = bufAt + from;
-  const path = keepAside(base, bufAt, buf, from, to);
+  const path = keepAside(init.journalDir, base, position, buf.subarray(from, to));
   damagedSinceProgress++;
   log('error', `the receiver's journal holds ${to - from} bytes at position ${position} that cannot be landed (${reason}); they were skipped, and a copy is in ${path}`, {
     segment: segmentName(base), position, bytes: to - from, reason,
@@ -361,7 +314,7 @@ function readEntries(): void {
         // The end of a segment before the next began: a write cut short by a crash just after the
         // journal moved to a new segment, synced by nothing, so never answered.
         log('warn', `the receiver's journal segment ${segmentName(base)} ends in ${to - off} bytes of an incomplete write, never answered; skipped`, { segment: segmentName(base), position: readPos + off, bytes: to - off });
-        keepAside(base, readPos, whole, off, to);
+        keepAside(init.journalDir, base, readPos + off, whole.subarray(off, to));
       } else {
         quarantine(base, readPos, whole, off, to, r.short ? 'an entry runs past the end of what was written' : r.reason);
       }
@@ -521,11 +474,11 @@ function prepareLocked(round: Round, session: string, work: SessionWork, lock: F
 }
 
 /** Writes the state files of every session that landed something since they were last written. */
-function flushSessions(waitMs: number): void {
+function flushSessions(): void {
   for (const [session, c] of sessions) {
     if (!c.dirty) continue;
     const lock = new FileLock(sessionLockPath(root, session));
-    if (!acquire(lock, waitMs)) continue; // busy: the next flush tries again
+    if (!lock.tryAcquire()) continue; // busy: the next flush tries again (the files are not the authority)
     try {
       if (readText(sessionStatePath(root, session)) !== c.stateText) {
         // Another writer moved the counter: keep the larger, and our streams (only we write otlp/).
@@ -569,25 +522,15 @@ function spoolScan(s: Spool): void {
   s.stateText = readText(join(s.dir, 'spool.state'));
 }
 
-function alive(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
 /** Counts the spool and clears temporary files a crashed receiver left behind. */
 function spoolOpen(waitMs: number): void {
   mkdirSync(spool.dir, { recursive: true });
   const lock = new FileLock(join(spool.dir, '.lock'));
-  if (!acquire(lock, waitMs)) throw new Error(`the metrics spool ${spool.dir} is locked by another collector (${lock.path}); try again`);
+  if (!lock.acquireWithinSync(waitMs)) throw new Error(`the metrics spool ${spool.dir} is locked by another collector (${lock.path}); try again`);
   try {
     for (const name of listDir(spool.dir)) {
       const m = /^\.tmp-metrics-.*-otlp\.pb-(\d+)-[0-9a-f]+$/.exec(name);
-      if (m && !alive(Number(m[1]))) try { unlinkSync(join(spool.dir, name)); } catch { /* gone */ }
+      if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) try { unlinkSync(join(spool.dir, name)); } catch { /* gone */ }
     }
     spoolScan(spool);
   } finally {
@@ -635,10 +578,10 @@ function prepareSpool(round: Round, work: SpoolWork[]): (() => SpoolWork[]) | un
   };
 }
 
-function flushSpool(waitMs: number): void {
+function flushSpool(): void {
   if (!spool.dirty) return;
   const lock = new FileLock(join(spool.dir, '.lock'));
-  if (!acquire(lock, waitMs)) return;
+  if (!lock.tryAcquire()) return;
   try {
     if (readText(join(spool.dir, 'spool.state')) !== spool.stateText) spoolScan(spool);
     writeSpoolState(spool);
@@ -751,8 +694,8 @@ function handle(m: WorkerRequest): void {
     post({ op: 'reply', id: m.id, ok: true });
   } else {
     try {
-      flushSessions(0);
-      flushSpool(0);
+      flushSessions();
+      flushSpool();
       post({ op: 'reply', id: m.id, ok: true });
     } catch (err) {
       post({ op: 'reply', id: m.id, ok: false, message: (err as Error).message });
@@ -810,8 +753,8 @@ function work(): void {
   clearTimeout(quietTimer);
   quietTimer = setTimeout(() => {
     try {
-      flushSessions(0);
-      flushSpool(0);
+      flushSessions();
+      flushSpool();
     } catch { /* the next flush tries again */ }
   }, QUIET_MS);
 }
