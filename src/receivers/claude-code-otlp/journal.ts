@@ -149,8 +149,9 @@ export class Journal {
       for (const [k, base] of bases.entries()) {
         const path = join(this.dir, segmentName(base));
         const next = bases[k + 1];
-        if (next !== undefined && base + statSync(path).size === next) continue;
-        const buf = readFileRange(path, 0, statSync(path).size);
+        const size = statSync(path).size;
+        if (next !== undefined && base + size === next) continue;
+        const buf = readFileRange(path, 0, size);
         const g = goodEnd(buf, base);
         if (g.torn > 0) {
           keepAside(this.dir, base, g.end, buf.subarray(g.end - base));
@@ -248,9 +249,8 @@ export class Journal {
 
   /**
    * Starts a sync at the end of this turn of the event loop, so that every request written in the
-   * turn shares it. Up to MAX_SYNCS run at once: a sync answers only what was written before it
-   * began, and waiting for one to return before starting the next would leave the disk idle
-   * while the answers go out and the next requests are read.
+   * turn shares it. A sync answers only what was written before it began; what is written while
+   * it runs waits for the next, which starts as soon as it returns (at most MAX_SYNCS at once).
    */
   private scheduleSync(): void {
     if (this.syncDue) return;
