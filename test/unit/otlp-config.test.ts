@@ -17,11 +17,11 @@ function errorOf(raw: unknown): { path: string; reason: string } {
 }
 
 describe('claude_code_otlp configuration', () => {
-  test('defaults: gRPC on 127.0.0.1:4317, HTTP on 127.0.0.1:4318, 16 MiB requests, 1 GiB spool, 512 MiB journal, 5 s lock wait', () => {
+  test('defaults: gRPC on 127.0.0.1:4317, HTTP on 127.0.0.1:4318, 16 MiB requests, 1 GiB spool, 512 MiB journal, 5 s lock wait, process durability', () => {
     const d = defaultOtlpReceiverConfig();
     expect(d).toEqual({
       grpc: { host: '127.0.0.1', port: 4317 }, http: { host: '127.0.0.1', port: 4318 },
-      maxRequestBytes: 16 * 1024 * 1024, maxSpoolBytes: 1024 ** 3, maxJournalBytes: 512 * 1024 ** 2, lockWaitMs: 5000,
+      maxRequestBytes: 16 * 1024 * 1024, maxSpoolBytes: 1024 ** 3, maxJournalBytes: 512 * 1024 ** 2, lockWaitMs: 5000, durability: 'process',
     });
     expect([DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SPOOL_BYTES, DEFAULT_MAX_JOURNAL_BYTES, DEFAULT_LOCK_WAIT_MS]).toEqual([d.maxRequestBytes, d.maxSpoolBytes, d.maxJournalBytes, d.lockWaitMs]);
     expect(validateOtlpReceiverConfig(null)).toEqual(d);
@@ -35,8 +35,8 @@ describe('claude_code_otlp configuration', () => {
   });
 
   test('one endpoint serves both', () => {
-    const c = validateOtlpReceiverConfig({ endpoint: '[::1]:4317', max_request_bytes: '4MiB', max_spool_bytes: 0, lock_wait: '250ms' });
-    expect(c).toEqual({ endpoint: { host: '::1', port: 4317 }, grpc: undefined, http: undefined, maxRequestBytes: 4 * 1024 * 1024, maxSpoolBytes: 0, maxJournalBytes: 512 * 1024 ** 2, lockWaitMs: 250 });
+    const c = validateOtlpReceiverConfig({ endpoint: '[::1]:4317', max_request_bytes: '4MiB', max_spool_bytes: 0, lock_wait: '250ms', durability: 'machine' });
+    expect(c).toEqual({ endpoint: { host: '::1', port: 4317 }, grpc: undefined, http: undefined, maxRequestBytes: 4 * 1024 * 1024, maxSpoolBytes: 0, maxJournalBytes: 512 * 1024 ** 2, lockWaitMs: 250, durability: 'machine' });
     // Unset, the journal's bound grows with the largest request; set, it must hold one.
     expect(validateOtlpReceiverConfig({ max_request_bytes: '1GiB' }).maxJournalBytes).toBe(4 * 1024 ** 3);
     expect(validateOtlpReceiverConfig({ max_journal_bytes: '64MiB' }).maxJournalBytes).toBe(64 * 1024 ** 2);
@@ -63,6 +63,8 @@ describe('claude_code_otlp configuration', () => {
     expect(errorOf({ lock_wait: '2h' })).toEqual({ path: `${P}.lock_wait`, reason: 'must be at most 1h' });
     expect(errorOf({ max_journal_bytes: '1MiB' })).toEqual({ path: `${P}.max_journal_bytes`, reason: expect.stringMatching(/^must be at least max_request_bytes \(16777216\)/) });
     expect(errorOf({ max_journal_bytes: 0 })).toEqual({ path: `${P}.max_journal_bytes`, reason: expect.stringMatching(/^must be from 1024 to/) });
+    expect(errorOf({ durability: 'fsync' })).toEqual({ path: `${P}.durability`, reason: expect.stringMatching(/^must be one of process, machine \(process: .*got "fsync"$/) });
+    expect(errorOf({ durability: true }).path).toBe(`${P}.durability`);
     expect(errorOf([1])).toEqual({ path: P, reason: 'must be a mapping, got [1]' });
   });
 

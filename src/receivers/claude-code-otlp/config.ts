@@ -15,10 +15,15 @@
  *     max_spool_bytes: 1GiB        # the _metrics/ spool size past which metrics are refused (0: no limit)
  *     max_journal_bytes: 512MiB    # accepted but not yet landed, past which requests are refused as retryable
  *     lock_wait: 5s                # how long landing waits for a session lock held elsewhere before it warns
+ *     durability: process          # answer once written to the journal (survives aszcol crashing), or
+ *                                  # `machine`: once synced to the disk (survives the machine crashing)
  * ```
  */
 import { ConfigError } from '../../util/errors.js';
 import { parseBytes, parseDuration } from '../../util/units.js';
+import type { Durability } from './journal.js';
+
+export const DURABILITIES: readonly Durability[] = ['process', 'machine'];
 
 export interface Endpoint {
   /** The host to bind; '' binds every interface. */
@@ -40,6 +45,8 @@ export interface OtlpReceiverConfig {
   maxJournalBytes: number;
   /** How long a session's records wait for its lock (held by another collector) before a warning says so. */
   lockWaitMs: number;
+  /** `process`: answered once written to the journal; `machine`: once the journal is synced (journal.ts). */
+  durability: Durability;
 }
 
 export const DEFAULT_GRPC_ENDPOINT = '127.0.0.1:4317';
@@ -68,6 +75,7 @@ export function defaultOtlpReceiverConfig(): OtlpReceiverConfig {
     maxSpoolBytes: DEFAULT_MAX_SPOOL_BYTES,
     maxJournalBytes: DEFAULT_MAX_JOURNAL_BYTES,
     lockWaitMs: DEFAULT_LOCK_WAIT_MS,
+    durability: 'process',
   };
 }
 
@@ -114,7 +122,7 @@ function protocolEndpoint(raw: unknown, path: string, fallback: string): Endpoin
 export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claude_code_otlp'): OtlpReceiverConfig {
   if (raw === null || raw === undefined) return defaultOtlpReceiverConfig();
   if (!isObj(raw)) throw new ConfigError(path, `must be a mapping, got ${JSON.stringify(raw)}`);
-  refuseUnknown(raw, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'max_journal_bytes', 'lock_wait'], path);
+  refuseUnknown(raw, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'max_journal_bytes', 'lock_wait', 'durability'], path);
   const cfg = defaultOtlpReceiverConfig();
 
   if (raw.endpoint !== undefined && raw.endpoint !== null) {
@@ -164,6 +172,12 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
       throw new ConfigError(`${path}.lock_wait`, (err as Error).message);
     }
     if (cfg.lockWaitMs > 3_600_000) throw new ConfigError(`${path}.lock_wait`, 'must be at most 1h');
+  }
+  if (raw.durability !== undefined && raw.durability !== null) {
+    if (!DURABILITIES.includes(raw.durability as Durability)) {
+      throw new ConfigError(`${path}.durability`, `must be one of ${DURABILITIES.join(', ')} (process: answered once in the journal file, kept if aszcol crashes; machine: answered once synced to the disk, kept if the machine crashes), got ${JSON.stringify(raw.durability)}`);
+    }
+    cfg.durability = raw.durability as Durability;
   }
   return cfg;
 }

@@ -1,8 +1,8 @@
 /**
  * What the receiver does with one export request, whatever carried it (gRPC or HTTP): drop an
  * exact retry, check the bytes, find which items have no usable session (refused singly, as
- * OTLP's partial success), append the request to the journal and answer once the journal is
- * synced. The landing thread lands it afterwards — metrics requests in the spool as received,
+ * OTLP's partial success), append the request to the journal and answer once it is written there
+ * (or synced, under `durability: machine`). The landing thread lands it afterwards — metrics requests in the spool as received,
  * log records and spans in their sessions (land-worker.ts).
  */
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import type { Signal } from '../../otlp/proto.js';
 import { itemStringAttribute } from '../../otlp/item-attribute.js';
 import { SESSION_ATTRIBUTE, badSessionId } from '../../adapters/claude-code/otlp-dialect.js';
 import { nowNs } from '../../util/time.js';
-import { Journal } from './journal.js';
+import { Journal, type Durability } from './journal.js';
 import { JOURNAL_DIR } from './journal-format.js';
 import { Lander } from './lander.js';
 import { METRICS_DIR } from './metrics-spool.js';
@@ -32,6 +32,8 @@ export interface HandlerOptions {
   /** Bytes accepted but not yet landed past which requests are refused as retryable. */
   maxJournalBytes: number;
   lockWaitMs: number;
+  /** When an answer may go out: once the request is written to the journal, or once it is synced. */
+  durability: Durability;
   log: ReceiverLog;
 }
 
@@ -59,7 +61,7 @@ export class ExportHandler {
   private metricsPendingBytes = 0;
 
   constructor(private readonly o: HandlerOptions) {
-    this.journal = new Journal(join(o.storageRoot, JOURNAL_DIR, o.journalName));
+    this.journal = new Journal(join(o.storageRoot, JOURNAL_DIR, o.journalName), o.durability);
     // Bodies held at once: enough for several large requests, bounded so memory stays flat under load.
     this.maxInflightBytes = Math.max(4 * o.maxRequestBytes, 64 * 1024 * 1024);
   }
@@ -256,7 +258,7 @@ export class ExportHandler {
     return { ok: true };
   }
 
-  /** Appends to the journal, unless the spool or the journal is at its limit; resolves once synced. */
+  /** Appends to the journal, unless the spool or the journal is at its limit; resolves once it is as safe as `durability` asks. */
   private async append(signal: Signal, bytes: Buffer): Promise<void> {
     const lander = this.lander;
     if (!lander) throw new OtlpRequestError('storage_error', 'the receiver has not opened its journal', 5);

@@ -36,7 +36,9 @@ function send(res: ServerResponse, format: BodyFormat, result: ExportResult, sig
   headers['content-length'] = body.length;
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
-  res.end(body);
+  // An empty body (the usual success) goes out with the head in one write, not a writev of two.
+  if (body.length === 0) res.end();
+  else res.end(body);
 }
 
 /**

@@ -34,6 +34,7 @@ import { FileLock, processAlive } from '../../storage/lock.js';
 import { SequenceCounter } from '../../storage/session-state.js';
 import { ensureDirDurable, fsyncDir, replaceAtomically, tempPath } from '../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
+import { lowerThreadPriority } from '../../util/thread-priority.js';
 import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
 import { resourceHeader, scopeHeader, type PlainObject } from '../../otlp/plain.js';
 import {
@@ -764,6 +765,14 @@ port.on('message', (m: WorkerRequest) => {
   // A round already scheduled takes this with it; otherwise one starts (or is scheduled) now.
   if (!roundTimer && (!retryTimer || m.op === 'durable')) work();
 });
+
+/**
+ * Landing yields the CPU to the request thread when both want it: answering is what a client
+ * waits for, and the journal holds what is answered until it lands (bounded by max_journal_bytes).
+ */
+const LANDING_NICE = Number(process.env.ASZCOL_LANDING_NICE ?? 10);
+const priority = LANDING_NICE > 0 ? lowerThreadPriority(LANDING_NICE) : undefined;
+if (priority) log('info', `the landing thread runs at normal CPU priority: ${priority}`);
 
 try {
   spoolOpen(init.lockWaitMs);

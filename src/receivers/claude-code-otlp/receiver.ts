@@ -93,7 +93,7 @@ export class OtlpReceiver {
     this.log = opts.log ?? (() => {});
     this.handler = new ExportHandler({
       storageRoot: opts.storageRoot, journalName: journalNameOf(opts.name ?? 'claude_code_otlp'), maxRequestBytes: cfg.maxRequestBytes,
-      maxSpoolBytes: cfg.maxSpoolBytes, maxJournalBytes: cfg.maxJournalBytes, lockWaitMs: cfg.lockWaitMs, log: this.log,
+      maxSpoolBytes: cfg.maxSpoolBytes, maxJournalBytes: cfg.maxJournalBytes, lockWaitMs: cfg.lockWaitMs, durability: cfg.durability, log: this.log,
     });
   }
 
