@@ -43,6 +43,7 @@ import {
 import { FRAME_BYTES, LANDED_STATE, keepAside, nextGoodEntry, readEntry, readFileRange, segmentBase, segmentName, type JournalEntry } from './journal-format.js';
 import { recordTail } from './record-line.js';
 import { streamEnd, type OtlpKind, type StreamState } from './stream-end.js';
+import { PACE_DURABLE_END, PACE_LAST_ARRIVAL_MS, PACE_WANTED } from './land-pace.js';
 
 export interface LandWorkerInit {
   root: string;
@@ -52,7 +53,12 @@ export interface LandWorkerInit {
   from: number;
   to: number;
   lockWaitMs: number;
+  /** Shared with the request thread: a BigInt64Array of PACE_SLOTS (land-pace.ts). */
+  pace: SharedArrayBuffer;
+  /** Below this many accepted bytes not yet landed, landing under load is paced; at or past it, it runs flat out. */
+  paceBelowBytes: number;
 }
+
 
 /** Request thread → landing thread. */
 export type WorkerRequest =
@@ -704,6 +710,36 @@ function handle(m: WorkerRequest): void {
   }
 }
 
+const pace = new BigInt64Array(init.pace);
+/** The synced end as the request thread last stored it (a notice only wakes this thread). */
+const sharedDurableEnd = () => Number(Atomics.load(pace, PACE_DURABLE_END));
+
+/**
+ * Landing is background work: while requests keep arriving, a round is followed by a pause three
+ * times as long (landing takes at most a quarter of the time, the pause capped at MAX_PAUSE_MS),
+ * so that the request thread and the client keep the CPU. Landing runs flat out as soon as
+ * anything says it must: no request for QUIET_PACE_MS, accepted bytes not yet landed at
+ * `paceBelowBytes` (a quarter of max_journal_bytes), or someone waiting for a position to land
+ * (the service's pass before it parses, shutdown). So a burst is answered at the journal's speed
+ * and lands right after it, and under sustained load the backlog settles at that mark and landing
+ * takes all the CPU it needs. (A lower thread priority alone does not do it: the scheduler puts a
+ * low-weight thread on a core of its own, where it still runs flat out.)
+ */
+const DUTY = 0.25;
+const MAX_PAUSE_MS = 1000;
+const QUIET_PACE_MS = 100;
+const PACE_POLL_MS = 50;
+let lastRoundMs = 0;
+let lastRoundEndAt = 0;
+
+function pacedPause(now: number): number {
+  const backlog = sharedDurableEnd() - landedThrough;
+  const wanted = Number(Atomics.load(pace, PACE_WANTED));
+  const quiet = now - Number(Atomics.load(pace, PACE_LAST_ARRIVAL_MS)) >= QUIET_PACE_MS;
+  if (quiet || wanted > landedThrough || backlog >= init.paceBelowBytes) return 0;
+  return Math.min(MAX_PAUSE_MS, lastRoundMs * (1 / DUTY - 1));
+}
+
 /**
  * Rounds start at most this often. Under a stream of requests, a round every so often lands
  * each session's records of the whole interval as one file, where rounds back to back would
@@ -722,14 +758,17 @@ function work(): void {
   roundTimer = undefined;
   for (;;) {
     for (let more = receiveMessageOnPort(port); more; more = receiveMessageOnPort(port)) handle(more.message as WorkerRequest);
+    durableEnd = Math.max(durableEnd, sharedDurableEnd());
     const hadWaiting = sessionWork.size > 0 || spoolWork.length > 0;
     if (readPos >= durableEnd && !hadWaiting) break;
-    const wait = lastRoundAt + MIN_ROUND_MS - Date.now();
+    const now = Date.now();
+    const wait = Math.max(lastRoundAt + MIN_ROUND_MS, lastRoundEndAt + pacedPause(now)) - now;
     if (wait > 0) {
-      roundTimer = setTimeout(work, wait);
+      // A paced pause is looked at again every PACE_POLL_MS: it ends as soon as landing must hurry.
+      roundTimer = setTimeout(work, Math.min(wait, PACE_POLL_MS));
       return;
     }
-    lastRoundAt = Date.now();
+    lastRoundAt = now;
     const before = readPos;
     let stillWaiting = false;
     let read = false;
@@ -742,6 +781,8 @@ function work(): void {
       log('error', `the receiver's landing round failed; what it held stays in the journal: ${(err as Error).message}`);
       stillWaiting = true;
     }
+    lastRoundEndAt = Date.now();
+    lastRoundMs = lastRoundEndAt - lastRoundAt;
     progress();
     if (stillWaiting && !read && readPos >= durableEnd) {
       // Only waiting work left (a lock held elsewhere, a failing disk): try again later, backing off.

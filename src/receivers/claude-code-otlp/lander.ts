@@ -6,6 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import type { LandProgress, LandWorkerInit, WorkerMessage, WorkerRequest } from './land-worker.js';
 import type { ReceiverLog } from './handler.js';
+import { PACE_DURABLE_END, PACE_LAST_ARRIVAL_MS, PACE_SLOTS, PACE_WANTED } from './land-pace.js';
 
 export class Lander {
   private worker?: Worker;
@@ -24,14 +25,18 @@ export class Lander {
   /** Called with each progress report (counts are increments). */
   onProgress: (p: LandProgress) => void = () => {};
 
-  constructor(private readonly init: LandWorkerInit, private readonly log: ReceiverLog) {
+  private readonly pace: BigInt64Array;
+
+  constructor(private readonly init: Omit<LandWorkerInit, 'pace'>, private readonly log: ReceiverLog) {
     this.landedThrough = init.from;
+    this.pace = new BigInt64Array(new SharedArrayBuffer(PACE_SLOTS * 8));
+    Atomics.store(this.pace, PACE_DURABLE_END, BigInt(init.to));
   }
 
   /** Starts the thread; resolves once it has opened the spool. */
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const w = new Worker(new URL('./land-worker.js', import.meta.url), { workerData: this.init });
+      const w = new Worker(new URL('./land-worker.js', import.meta.url), { workerData: { ...this.init, pace: this.pace.buffer as SharedArrayBuffer } satisfies LandWorkerInit });
       this.worker = w;
       w.on('message', (m: WorkerMessage) => {
         switch (m.op) {
@@ -99,6 +104,8 @@ export class Lander {
    */
   durable(end: number): void {
     this.durableEnd = end;
+    Atomics.store(this.pace, PACE_DURABLE_END, BigInt(end));
+    Atomics.store(this.pace, PACE_LAST_ARRIVAL_MS, BigInt(Date.now()));
     if (this.noticeOut || this.failure || !this.worker) return;
     this.noticeOut = true;
     this.worker.postMessage({ op: 'durable', end } satisfies WorkerRequest);
@@ -129,6 +136,8 @@ export class Lander {
   landed(position: number, timeoutMs: number): Promise<boolean> {
     if (this.landedThrough >= position) return Promise.resolve(true);
     if (this.failure) return Promise.resolve(false);
+    // Someone waits: landing stops pacing itself until it is past this position.
+    if (position > Number(Atomics.load(this.pace, PACE_WANTED))) Atomics.store(this.pace, PACE_WANTED, BigInt(position));
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((x) => x !== waiter);
