@@ -3,12 +3,15 @@
  * HTTP, as a ratio against a no-op @grpc/grpc-js server and a no-op node:http server measured in
  * the same run with the same client and the same bytes. The no-op servers read the whole body
  * and answer an empty success; the receiver checks every byte, appends the request to its
- * journal and answers once the journal is synced (fdatasync); its landing thread lands it
- * meanwhile. After each receiver case the run waits for everything accepted to land and reports
- * how long that took (`drain_ms`), checking that every accepted record and metrics request did
- * land; and, for scale, how many such requests per second this disk can sync at all when
- * `concurrency` of them share each sync (`disk_sync_req_per_s`). Prints JSON and writes
- * bench-out/receiver.json.
+ * journal and answers once it is written there (`durability: process`, the default); its
+ * landing thread lands it meanwhile, pacing itself while requests keep coming. After each
+ * receiver case the run waits for everything accepted to land and reports how long that took
+ * (`drain_ms`), checking that every accepted record and metrics request did land, and the rate
+ * counting that wait (`end_to_end_req_per_s`: answered in the window / (window + drain)). The
+ * Claude-Code-sized cases run a second receiver with `durability: machine` too (answered only
+ * once synced: `machine` and `ratio_machine`). For scale, how many such requests per second this
+ * disk can sync at all when `concurrency` of them share each sync (`disk_sync_req_per_s`). Prints
+ * JSON and writes bench-out/receiver.json.
  *
  * Each case: one load process (test/bench/receiver-client.ts) with a fixed concurrency, a short
  * warm-up, then a fixed measuring time, bounded in requests too. Claude-Code-sized requests are
@@ -108,10 +111,11 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {
     benchmark: 'receiver', node: process.version, scale: SCALE,
     target: 'receiver / no-op >= 0.7 in requests/s; RSS flat across the sustained windows',
-    note: 'the receiver answers once the request is synced in its journal; drain_ms is the time after a case until everything it accepted had landed; disk_sync_req_per_s is how many such requests this disk can sync per second at all, `concurrency` per sync',
+    note: 'the receiver answers once the request is written to its journal (durability: process); machine is a second receiver that answers once synced (durability: machine); drain_ms is the time after a case until everything it accepted had landed, end_to_end_req_per_s counts it; disk_sync_req_per_s is how many such requests this disk can sync per second at all, `concurrency` per sync',
   };
   const sampler = new RssSampler();
   let receiver: OtlpReceiver | undefined;
+  let strict: OtlpReceiver | undefined;
   const servers: (() => void)[] = [];
   try {
     const cases: { name: string; signal: Signal; size: 'cc' | '4mb'; concurrency: number; durationMs: number; maxRequests: number }[] = [
@@ -125,12 +129,17 @@ async function main(): Promise<void> {
     servers.push(() => nh.server.closeAllConnections());
     const ng = await noopGrpc();
     servers.push(() => ng.server.forceShutdown());
-    receiver = new OtlpReceiver(
-      validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } }, max_spool_bytes: 0 }),
-      { storageRoot: join(base, 'data') },
+    const receiverOf = (durability: 'process' | 'machine', dir: string) => new OtlpReceiver(
+      validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } }, max_spool_bytes: 0, durability }),
+      { storageRoot: join(base, dir) },
     );
+    receiver = receiverOf('process', 'data');
     await receiver.start();
     const ra = receiver.addresses();
+    const machineReceiver = receiverOf('machine', 'data-machine');
+    strict = machineReceiver;
+    await machineReceiver.start();
+    const sa = machineReceiver.addresses();
     const out: Record<string, unknown> = {};
     const windows: { rss_mb: number; heap_mb: number; req_per_s: number }[] = [];
     // BENCH_ONLY=regex runs only the matching cases (and skips the sustained run): for working on one.
@@ -165,12 +174,22 @@ async function main(): Promise<void> {
           throw new Error(`${c.name}_${transport}: accepted ${accepted} items but landed ${landed} (drained: ${drained})`);
         }
         const ratio = +((recv.requests / recv.seconds) / (noop.requests / noop.seconds)).toFixed(2);
+        const endToEnd = +(recv.requests / (recv.seconds + drainMs / 1000)).toFixed(1);
+        let machine: Record<string, unknown> | undefined;
+        if (c.size === 'cc') {
+          const m = await load({ ...spec, address: transport === 'grpc' ? sa.grpc! : sa.http! });
+          const mDrain = Date.now();
+          if (!(await machineReceiver.landed(300_000))) throw new Error(`${c.name}_${transport}: the machine-durability receiver did not land what it accepted`);
+          machine = { ...rate(m), drain_ms: Date.now() - mDrain, ratio_machine: +((m.requests / m.seconds) / (noop.requests / noop.seconds)).toFixed(2) };
+        }
         out[`${c.name}_${transport}`] = {
           payload_bytes: recv.payload_bytes, concurrency: c.concurrency, noop: rate(noop), receiver: rate(recv), ratio, meets_target: ratio >= 0.7,
-          drain_ms: drainMs, landed: { items: landed, files: after.landed.files - before.landed.files + after.landed.spool_files - before.landed.spool_files },
+          drain_ms: drainMs, end_to_end_req_per_s: endToEnd, end_to_end_ratio: +(endToEnd / (noop.requests / noop.seconds)).toFixed(2),
+          landed: { items: landed, files: after.landed.files - before.landed.files + after.landed.spool_files - before.landed.spool_files },
+          ...(machine ? { machine } : {}),
           disk_sync_req_per_s: diskSyncRate(base, recv.payload_bytes, c.concurrency),
         };
-        process.stderr.write(`${c.name} ${transport}: no-op ${rate(noop).req_per_s}/s, receiver ${rate(recv).req_per_s}/s, ratio ${ratio}\n`);
+        process.stderr.write(`${c.name} ${transport}: no-op ${rate(noop).req_per_s}/s, receiver ${rate(recv).req_per_s}/s, ratio ${ratio}, end to end ${endToEnd}/s${machine ? `, machine ${String(machine.req_per_s)}/s (${String(machine.ratio_machine)})` : ''}\n`);
       }
     }
     result.cases = out;
@@ -191,6 +210,7 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) s();
     await receiver?.shutdown();
+    await strict?.shutdown();
     rmSync(base, { recursive: true, force: true });
   }
   const text = JSON.stringify(result, null, 2);

@@ -407,3 +407,39 @@ describe('limits, locks and lifecycle', () => {
     blocker.close();
   });
 });
+
+describe('claude_code_otlp landing under steady load', () => {
+  test('landing paces itself yet never stalls: a pass waiting for what was accepted is answered while requests keep coming, and once they stop everything lands with nobody waiting', async () => {
+    const root = tempDir('aszcol-otlp-pace-');
+    const rx = await start(root);
+    let stop = false;
+    let answered = 0;
+    const refusals: number[] = [];
+    // Four senders back to back, bounded in count so the loop ends by itself.
+    const senders = Array.from({ length: 4 }, async (_, slot) => {
+      for (let i = 0; !stop && i < 4000; i++) {
+        const r = await httpPost(rx.http, '/v1/logs', ccLogsRequest(`S-pace-${slot}`, i * 5, undefined, `p${slot}x${i}`), PB);
+        if (r.status === 200) answered++;
+        else refusals.push(r.status);
+      }
+    });
+    await new Promise((r) => setTimeout(r, 600));
+    const acceptedBefore = rx.r.stats().accepted.log_records;
+    const t0 = Date.now();
+    // What the service's pass does before it parses: everything answered so far must land, now.
+    expect(await rx.r.landed(10_000)).toBe(true);
+    const waited = Date.now() - t0;
+    expect(rx.r.stats().landed.records).toBeGreaterThanOrEqual(acceptedBefore);
+    expect(waited).toBeLessThan(5_000);
+    await new Promise((r) => setTimeout(r, 400));
+    stop = true;
+    await Promise.all(senders);
+    expect(refusals).toEqual([]);
+    const accepted = rx.r.stats().accepted.log_records;
+    expect(accepted).toBe(answered * 5);
+    // Nobody asks now: the receiver is quiet, so landing runs flat out on its own.
+    expect(await eventually(() => rx.r.stats().landed.records === accepted, 5_000)).toBe(true);
+    await rx.r.shutdown();
+    expect(verifyRoot(root).problems).toEqual([]);
+  });
+});

@@ -143,6 +143,11 @@ export class Journal {
     return this.fileEnd + this.queuedBytes;
   }
 
+  /** Position after every request taken so far: once landing is past it, all of them have landed. */
+  get acceptedEnd(): number {
+    return this.takenEnd;
+  }
+
   /** Bytes accepted (queued, written, synced or about to be) past `landedThrough`. */
   pendingBytes(landedThrough: number): number {
     return this.takenEnd - landedThrough;
