@@ -168,6 +168,8 @@ describe('the helm chart', () => {
     expect(cfg.service.pipelines.find((p) => p.id === 'sessions')!.receivers).toEqual(['claude_code_local', 'claude_code_otlp']);
     // Inside the pod only: OTLP on loopback; health and metrics reachable by the kubelet and Prometheus.
     expect(configOf(cfg, 'claude_code_otlp').grpc.host).toBe('127.0.0.1');
+    // Beside its only client: a crash of the node takes the agent's unsent batches too.
+    expect(configOf(cfg, 'claude_code_otlp').durability).toBe('process');
     expect(configOf(cfg, 'health_check').endpoint.host).toBe('0.0.0.0');
     expect(kindOf(ms, 'Service')).toEqual([]);
     expect(one(ms, 'PersistentVolumeClaim').metadata.name).toBe('claude-agent-data');
@@ -185,6 +187,8 @@ describe('the helm chart', () => {
     expect(svc.spec.ports.map((p: any) => p.port)).toEqual([4317, 4318, 8888]);
     const cfg = aszcolConfig(ms);
     expect(configOf(cfg, 'claude_code_otlp').grpc.host).toBe('0.0.0.0');
+    // Its clients run on other nodes: an answer means the request is on this node's disk.
+    expect(configOf(cfg, 'claude_code_otlp').durability).toBe('machine');
     expect(cfg.service.pipelines[0]!.receivers).toEqual(['claude_code_otlp']);
   });
 
