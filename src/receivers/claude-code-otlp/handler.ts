@@ -45,6 +45,13 @@ interface ItemPlan {
   message: string;
 }
 
+/**
+ * Landing stops pacing itself once this much is accepted and not landed (or a quarter of
+ * max_journal_bytes, if less): what a pass or a shutdown may have to wait for stays a second or
+ * two of landing.
+ */
+const PACE_BACKLOG_CAP = 64 * 1024 * 1024;
+
 export class ExportHandler {
   readonly stats: OtlpReceiverStats = emptyStats();
   private readonly window = new RetryWindow();
@@ -83,7 +90,7 @@ export class ExportHandler {
     if (rec.to > rec.from) this.o.log('info', `the receiver's journal holds ${rec.to - rec.from} bytes accepted but not landed before the last stop; landing them first`, { journal: this.journal.dir });
     const lander = new Lander({
       root: this.o.storageRoot, journalDir: this.journal.dir, spoolDir: join(this.o.storageRoot, METRICS_DIR), from: rec.from, to: rec.to, lockWaitMs: this.o.lockWaitMs,
-      paceBelowBytes: Math.floor(this.o.maxJournalBytes / 4),
+      paceBelowBytes: Math.min(Math.floor(this.o.maxJournalBytes / 4), PACE_BACKLOG_CAP),
     }, this.o.log);
     lander.onProgress = (p) => {
       this.stats.landed.files += p.files;
@@ -111,10 +118,16 @@ export class ExportHandler {
    * stays in the journal and lands at the next start.
    */
   async release(timeoutMs: number): Promise<void> {
-    await this.journal.idle();
+    const deadline = Date.now() + timeoutMs;
+    // The last sync, bounded: a disk that hangs in fdatasync must not hold shutdown past its deadline.
+    let timer: NodeJS.Timeout | undefined;
+    const synced = await Promise.race([
+      this.journal.idle().then(() => true),
+      new Promise<false>((r) => (timer = setTimeout(() => r(false), Math.max(0, timeoutMs / 2)))),
+    ]).finally(() => clearTimeout(timer));
+    if (!synced) this.o.log('warn', `the OTLP receiver's journal did not finish its last sync in time; what was written after the last sync lands at the next start if the machine does not crash first`, { journal: this.journal.dir });
     if (this.lander) {
-      const deadline = Date.now() + timeoutMs;
-      const all = await this.lander.landed(this.journal.durableEnd, timeoutMs);
+      const all = await this.lander.landed(this.journal.durableEnd, Math.max(0, deadline - Date.now()));
       if (!all) {
         this.o.log('warn', `the OTLP receiver stops with ${this.journal.pendingBytes(this.lander.landedThrough)} accepted bytes not yet landed; they stay in its journal and land at the next start`, { journal: this.journal.dir });
       }
@@ -276,6 +289,7 @@ export class ExportHandler {
       const why = lander.waitingSessions > 0 ? ` (${lander.waitingSessions} sessions wait for a lock another collector holds)` : '';
       throw new OtlpRequestError('backlog_full', `the receiver holds ${pending} bytes accepted but not yet landed, at its limit of ${this.o.maxJournalBytes} (max_journal_bytes)${why}; try again shortly`, 1);
     }
+    lander.arrived();
     if (signal === 'metrics') {
       this.metricsPendingBytes += bytes.length;
       // Its end is not known until it is written; the last position is an upper bound that only delays the release.

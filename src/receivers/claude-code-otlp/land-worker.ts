@@ -43,7 +43,7 @@ import {
 import { FRAME_BYTES, LANDED_STATE, keepAside, nextGoodEntry, readEntry, readFileRange, segmentBase, segmentName, type JournalEntry } from './journal-format.js';
 import { recordTail } from './record-line.js';
 import { streamEnd, type OtlpKind, type StreamState } from './stream-end.js';
-import { PACE_DURABLE_END, PACE_LAST_ARRIVAL_MS, PACE_WANTED } from './land-pace.js';
+import { PACE_DURABLE_END, PACE_LAST_ARRIVAL_MS, PACE_WANTED, monotonicMs } from './land-pace.js';
 
 export interface LandWorkerInit {
   root: string;
@@ -719,7 +719,7 @@ const sharedDurableEnd = () => Number(Atomics.load(pace, PACE_DURABLE_END));
  * times as long (landing takes at most a quarter of the time, the pause capped at MAX_PAUSE_MS),
  * so that the request thread and the client keep the CPU. Landing runs flat out as soon as
  * anything says it must: no request for QUIET_PACE_MS, accepted bytes not yet landed at
- * `paceBelowBytes` (a quarter of max_journal_bytes), or someone waiting for a position to land
+ * `paceBelowBytes` (a quarter of max_journal_bytes, at most 64 MiB), or someone waiting for a position to land
  * (the service's pass before it parses, shutdown). So a burst is answered at the journal's speed
  * and lands right after it, and under sustained load the backlog settles at that mark and landing
  * takes all the CPU it needs. (A lower thread priority alone does not do it: the scheduler puts a
@@ -761,7 +761,7 @@ function work(): void {
     durableEnd = Math.max(durableEnd, sharedDurableEnd());
     const hadWaiting = sessionWork.size > 0 || spoolWork.length > 0;
     if (readPos >= durableEnd && !hadWaiting) break;
-    const now = Date.now();
+    const now = monotonicMs();
     const wait = Math.max(lastRoundAt + MIN_ROUND_MS, lastRoundEndAt + pacedPause(now)) - now;
     if (wait > 0) {
       // A paced pause is looked at again every PACE_POLL_MS: it ends as soon as landing must hurry.
@@ -781,7 +781,7 @@ function work(): void {
       log('error', `the receiver's landing round failed; what it held stays in the journal: ${(err as Error).message}`);
       stillWaiting = true;
     }
-    lastRoundEndAt = Date.now();
+    lastRoundEndAt = monotonicMs();
     lastRoundMs = lastRoundEndAt - lastRoundAt;
     progress();
     if (stillWaiting && !read && readPos >= durableEnd) {

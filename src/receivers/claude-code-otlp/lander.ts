@@ -6,7 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import type { LandProgress, LandWorkerInit, WorkerMessage, WorkerRequest } from './land-worker.js';
 import type { ReceiverLog } from './handler.js';
-import { PACE_DURABLE_END, PACE_LAST_ARRIVAL_MS, PACE_SLOTS, PACE_WANTED } from './land-pace.js';
+import { PACE_DURABLE_END, PACE_LAST_ARRIVAL_MS, PACE_SLOTS, PACE_WANTED, monotonicMs } from './land-pace.js';
 
 export class Lander {
   private worker?: Worker;
@@ -105,10 +105,14 @@ export class Lander {
   durable(end: number): void {
     this.durableEnd = end;
     Atomics.store(this.pace, PACE_DURABLE_END, BigInt(end));
-    Atomics.store(this.pace, PACE_LAST_ARRIVAL_MS, BigInt(Date.now()));
     if (this.noticeOut || this.failure || !this.worker) return;
     this.noticeOut = true;
     this.worker.postMessage({ op: 'durable', end } satisfies WorkerRequest);
+  }
+
+  /** A request was taken: landing paces itself while they keep coming. */
+  arrived(): void {
+    Atomics.store(this.pace, PACE_LAST_ARRIVAL_MS, BigInt(monotonicMs()));
   }
 
   /**
