@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, fsyncSync, openSync, renameSync, writeSync, unlinkSync, mkdirSync, linkSync } from 'node:fs';
+import { chmodSync, closeSync, fsync, fsyncSync, openSync, renameSync, writeSync, unlinkSync, mkdirSync, linkSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -17,6 +18,19 @@ export function fsyncDir(dir: string, opts: { strict?: boolean } = {}): void {
     try { fsyncSync(fd); } finally { closeSync(fd); }
   } catch (err) {
     if (opts.strict) throw err;
+  }
+}
+
+const fsyncAsync = promisify(fsync);
+
+/** fsyncDir, best effort, with the sync on the thread pool: for many directories synced side by side. */
+export async function fsyncDirAsync(dir: string): Promise<void> {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    await fsyncAsync(fd);
+  } catch { /* best effort, as fsyncDir */ } finally {
+    if (fd !== undefined) try { closeSync(fd); } catch { /* closed */ }
   }
 }
 

@@ -35,7 +35,7 @@ import { formatKv, parseKv } from '../../storage/kv-text.js';
 import { landedName, listDir, otlpDir, sessionLockPath, sessionStatePath } from '../../storage/layout.js';
 import { FileLock, processAlive } from '../../storage/lock.js';
 import { SequenceCounter } from '../../storage/session-state.js';
-import { ensureDirDurable, replaceAtomically, tempPath } from '../../storage/write-once.js';
+import { ensureDirDurable, fsyncDirAsync, replaceAtomically, tempPath } from '../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 import { lowerThreadPriority } from '../../util/thread-priority.js';
 import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
@@ -166,17 +166,6 @@ class Round {
     }
     await Promise.all([...dirs].map(fsyncDirAsync));
     for (const f of this.files) f.done(f.error);
-  }
-}
-
-/** fsyncDir on the thread pool; like it, a directory that cannot be synced is not an error here. */
-async function fsyncDirAsync(dir: string): Promise<void> {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, 'r');
-    await fsyncAsync(fd);
-  } catch { /* as fsyncDir: best effort */ } finally {
-    if (fd !== undefined) try { closeSync(fd); } catch { /* closed */ }
   }
 }
 
