@@ -49,6 +49,21 @@ describe('plain decoding of log records', () => {
     });
   });
 
+  test('any key is an attribute like any other: __proto__, constructor, toString; the first of a repeated key wins', () => {
+    const attributes = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '__proto__'].map((key, i) => ({ key, value: { stringValue: `v${i}` } }));
+    const { rec } = one({ timeUnixNano: 1, attributes });
+    expect(JSON.parse(JSON.stringify(rec.attributes))).toEqual(JSON.parse('{"__proto__":"v0","constructor":"v1","toString":"v2","hasOwnProperty":"v3"}'));
+    expect(Object.getPrototypeOf(rec.attributes)).toBe(Object.prototype);
+    expect(otlpLogRecordToSd(rec).dataJson).toContain('"attributes":{"__proto__":"v0","constructor":"v1","toString":"v2","hasOwnProperty":"v3"}');
+  });
+
+  test('strings decoded again from the cache of short strings are the same strings, and a lookalike is not taken for one', () => {
+    // Same length, same first, middle and last byte: the cache's hash cannot tell them apart; the byte check must.
+    const values = ['axxxxmxxxxz', 'ayyyymyyyyz', 'axxxxmxxxxz', 'ayyyymyyyyz', 'é-cache-é', 'é-cache-é'];
+    const { rec } = one({ timeUnixNano: 1, attributes: values.map((v, i) => ({ key: `k${i}`, value: { stringValue: v } })) });
+    expect(Object.values(rec.attributes)).toEqual(values);
+  });
+
   test('times are RFC 3339 with nanoseconds; 0 means unknown', () => {
     expect(nanosToRfc3339(1796015652148123456n)).toBe('2026-11-30T05:14:12.148123456Z');
     expect(nanosToRfc3339(1796015652000000000n)).toBe('2026-11-30T05:14:12Z');
