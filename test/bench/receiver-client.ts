@@ -25,7 +25,10 @@ export interface ClientSpec {
 }
 
 export interface ClientResult {
+  /** Answered with success in the measuring window. */
   requests: number;
+  /** Answered with success in all, warm-up and after the window included: what the server must land. */
+  answered: number;
   bytes: number;
   seconds: number;
   errors: number;
@@ -84,7 +87,7 @@ async function main(): Promise<void> {
   });
 
   let counter = 0;
-  let requests = 0, bytes = 0, errors = 0;
+  let requests = 0, bytes = 0, errors = 0, answered = 0;
   let firstError: string | undefined;
   const latencies: number[] = [];
   const start = Date.now();
@@ -97,6 +100,7 @@ async function main(): Promise<void> {
       const t = performance.now();
       const err = await send(buf);
       const now = Date.now();
+      if (!err) answered++;
       if (now >= measureFrom && now < stopAt) {
         if (err) {
           errors++;
@@ -114,7 +118,7 @@ async function main(): Promise<void> {
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const out: ClientResult = {
-    requests, bytes, seconds, errors, firstError, payload_bytes: slots[0]!.buf.length,
+    requests, answered, bytes, seconds, errors, firstError, payload_bytes: slots[0]!.buf.length,
     p50_ms: percentile(latencies, 0.5), p99_ms: percentile(latencies, 0.99),
   };
   process.stdout.write(JSON.stringify(out) + '\n');

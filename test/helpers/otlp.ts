@@ -214,11 +214,15 @@ export interface RunnerProcess {
   stop: () => Promise<{ code: number | null; stats?: Record<string, unknown> }>;
 }
 
-export async function startRunner(root: string, cfg: object): Promise<RunnerProcess> {
+/** `fdLimit`: the runner's limit of open files (`ulimit -n`), for tests of what a round holds open. */
+export async function startRunner(root: string, cfg: object, opts: { fdLimit?: number } = {}): Promise<RunnerProcess> {
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const runner = fileURLToPath(new URL('./otlp-runner.js', import.meta.url));
-  const child = spawn(process.execPath, [runner, root, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [runner, root, JSON.stringify(cfg)];
+  const child = opts.fdLimit
+    ? spawn('/bin/sh', ['-c', `ulimit -n ${opts.fdLimit} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += d));

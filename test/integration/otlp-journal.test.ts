@@ -218,6 +218,31 @@ describe('the receiver journal', () => {
     }
   });
 
+  test('a round of more spool files than the process may hold open lands them all (files are opened a batch at a time)', async () => {
+    const root = tempDir('aszcol-journal-fds-');
+    const rx = await startRunner(root, HTTP_ONLY, { fdLimit: 256 });
+    runners.push(rx);
+    // The spool's lock held (as another collector would): the requests wait, then land in one round.
+    const lock = new FileLock(join(root, '_metrics', '.lock'));
+    lock.acquire();
+    const n = 600;
+    const sent: Buffer[] = [];
+    for (let i = 0; i < n; i += 20) {
+      const batch = Array.from({ length: 20 }, (_, k) => ccMetricsRequest(`J-fds-${i + k}`, { input: i + k, output: 1, cacheRead: 1, cacheCreation: 1 }));
+      sent.push(...batch);
+      const codes = await Promise.all(batch.map((b) => httpPost(rx.addresses.http!, '/v1/metrics', b, PB).then((r) => r.status)));
+      expect(codes.every((c) => c === 200)).toBe(true);
+    }
+    lock.release();
+    const spooled = () => readdirSync(join(root, '_metrics')).filter((f) => f.endsWith('-otlp.pb'));
+    expect(await eventually(() => spooled().length === n, 30_000)).toBe(true);
+    expect(rx.stderr()).not.toMatch(/could not land|EMFILE/);
+    // Each spool file is one request as received.
+    const got = new Set(spooled().map((f) => sha12(readFileSync(join(root, '_metrics', f)))));
+    expect(sent.every((b) => got.has(sha12(b)))).toBe(true);
+    expect((await rx.stop()).code).toBe(0);
+  });
+
   test('past a segment\'s size the journal goes on in a new segment; a crash across the two replays both, then the landed one is removed', async () => {
     const root = tempDir('aszcol-journal-rotate-');
     // 4 MB tool outputs: enough requests to fill more than one 64 MiB segment.
