@@ -23,7 +23,7 @@
  * its syncs, messages that arrive are kept and handled after it, so nothing else (a state-file
  * flush, a spool count) runs in the middle of a round.
  */
-import { closeSync, existsSync, fsync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, fsync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
@@ -61,7 +61,6 @@ export interface LandWorkerInit {
   /** Below this many accepted bytes not yet landed, landing under load is paced; at or past it, it runs flat out. */
   paceBelowBytes: number;
 }
-
 
 /** Request thread → landing thread. */
 export type WorkerRequest =
@@ -110,10 +109,6 @@ function readText(path: string): string {
   }
 }
 
-/**
- * The files of one round, landed in phases: write all, sync all, link all, sync their directories.
- * Each file's outcome is reported to its owner; one failing file does not fail the others.
- */
 /** Files a round has open at once, at most. */
 const OPEN_AT_ONCE = 128;
 
@@ -126,6 +121,10 @@ interface RoundFile {
   done: (err?: Error) => void;
 }
 
+/**
+ * The files of one round, landed in phases: write all, sync all, link all, sync their directories.
+ * Each file's outcome is reported to its owner; one failing file does not fail the others.
+ */
 class Round {
   private readonly files: RoundFile[] = [];
 
