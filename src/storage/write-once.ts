@@ -23,13 +23,22 @@ export function fsyncDir(dir: string, opts: { strict?: boolean } = {}): void {
 
 const fsyncAsync = promisify(fsync);
 
-/** fsyncDir, best effort, with the sync on the thread pool: for many directories synced side by side. */
+/** Errors by which a filesystem says it does not sync directories: fsyncDir's best effort passes over these. */
+const DIR_SYNC_REFUSED = new Set(['EINVAL', 'EPERM', 'EACCES', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EBADF']);
+
+/**
+ * fsyncDir with the sync on the thread pool, for many directories synced side by side. A
+ * filesystem that refuses to sync a directory is passed over, as by fsyncDir; any other failure
+ * (out of descriptors, an I/O error) is thrown, for the caller to say.
+ */
 export async function fsyncDirAsync(dir: string): Promise<void> {
   let fd: number | undefined;
   try {
     fd = openSync(dir, 'r');
     await fsyncAsync(fd);
-  } catch { /* best effort, as fsyncDir */ } finally {
+  } catch (err) {
+    if (!DIR_SYNC_REFUSED.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+  } finally {
     if (fd !== undefined) try { closeSync(fd); } catch { /* closed */ }
   }
 }

@@ -90,3 +90,26 @@ describe('journal durability', () => {
     await j.close();
   });
 });
+
+describe('journal close', () => {
+  test('closed while a sync runs (shutdown past its wait): the late sync changes nothing, and what still waits is refused', async () => {
+    const { j } = await opened('machine');
+    const first = j.append('logs', Buffer.alloc(8 << 20, 1), 1n);
+    // The first turn writes it and starts its sync; the second request is written by the next
+    // turn while that sync still runs, so its own sync would start when the first returns.
+    await new Promise((r) => setImmediate(r));
+    const second = j.append('logs', Buffer.alloc(8 << 20, 2), 2n);
+    await new Promise((r) => setImmediate(r));
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    await j.close();
+    const outcomes = await Promise.allSettled([first, second]);
+    expect(outcomes.map((o) => o.status)).toContain('rejected');
+    await expect(j.append('logs', Buffer.from('late'), 3n)).rejects.toThrow(/is closed/);
+    // Any sync still on the thread pool returns into a closed journal without touching it.
+    await new Promise((r) => setTimeout(r, 200));
+    process.off('uncaughtException', onUncaught);
+    expect(uncaught).toEqual([]);
+  });
+});

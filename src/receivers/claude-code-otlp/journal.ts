@@ -132,6 +132,8 @@ export class Journal {
   private syncTimer?: NodeJS.Timeout;
   private idleWaiters: (() => void)[] = [];
   private failure?: Error;
+  /** Set by close: a sync that returns afterwards changes nothing and starts nothing. */
+  private closed = false;
   /** Called with the new durable end after every sync, in order. */
   onDurable: (end: number) => void = () => {};
 
@@ -238,6 +240,7 @@ export class Journal {
    */
   append(signal: Signal, body: Uint8Array, receivedAtNs: bigint): Promise<number> {
     if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new AszError(`the receiver's journal in ${this.dir} is closed`, 'receivers.claude_code_otlp'));
     const start = this.takenEnd;
     // A segment is closed once full: entries never span two files. What this turn queued for it
     // is written first; its last writes are synced by the next sync.
@@ -359,7 +362,7 @@ export class Journal {
   }
 
   private startSync(): void {
-    if (this.failure || this.fileEnd <= this.requested) return;
+    if (this.closed || this.failure || this.fileEnd <= this.requested) return;
     if (this.inflight >= MAX_SYNCS) return; // the next completion starts it
     if (this.durability === 'process' && !this.waiters.some((w) => w.needsSync)) {
       // Nobody waits for this sync: start it no sooner than PROCESS_SYNC_SPACING_MS after the last.
@@ -383,6 +386,7 @@ export class Journal {
     Promise.all(segs.map((g) => fdatasyncAsync(g.fd))).then(
       () => {
         this.inflight--;
+        if (this.closed) return; // closed while this sync ran (shutdown's deadline): nothing more to do here
         segs.forEach((g, i) => (g.synced = Math.max(g.synced, ends[i]!)));
         if (target > this.durable && !this.failure) {
           this.durable = target;
@@ -393,6 +397,7 @@ export class Journal {
       },
       (err: Error) => {
         this.inflight--;
+        if (this.closed) return;
         // What a failed sync leaves in the file is unknown (the kernel may have dropped the dirty
         // pages it could not write): nothing after the last good sync can be answered as kept,
         // nor landed. The journal stops; the next start recovers it from what is on disk.
@@ -413,8 +418,15 @@ export class Journal {
 
   /** After `idle`: closes the segments and releases the lock. */
   async close(): Promise<void> {
+    this.closed = true;
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
+    // Normally none: close follows `idle`. After shutdown gave up waiting on a sync, what still
+    // waits is told so (its request is in the file, and lands at the next start if the sync held).
+    const closedError = new AszError(`the receiver's journal in ${this.dir} was closed before this request was synced`, 'receivers.claude_code_otlp');
+    for (const w of this.waiters.splice(0)) w.reject(closedError);
+    this.queued = [];
+    this.queuedBytes = 0;
     for (const g of [...this.closing, ...(this.seg ? [this.seg] : [])]) {
       try { closeSync(g.fd); } catch { /* closed */ }
     }
