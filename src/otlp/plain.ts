@@ -50,12 +50,6 @@ function skip(buf: Buffer, wt: number): void {
 }
 
 /**
- * Short ASCII strings decoded lately, by a hash of their length and three of their bytes: attribute
- * keys, session and prompt ids, event and model names repeat from record to record, and decoding
- * each copy again (plus the garbage of the copies) was a third of the landing thread's time.
- * A hit is confirmed byte by byte, so a collision only costs a decode.
- */
-/**
  * Buffer's own UTF-8 slicer, which `toString('utf8', …)` calls after checking its arguments and
  * looking up the encoding (a tenth of the cost of a short string); toString where it is missing.
  */
@@ -65,6 +59,12 @@ const utf8Slice: (buf: Buffer, start: number, end: number) => string =
     ? (buf, start, end) => (buf as unknown as Utf8Slicer).utf8Slice(start, end)
     : (buf, start, end) => buf.toString('utf8', start, end);
 
+/**
+ * Short ASCII strings decoded lately, by a hash of their length and three of their bytes: attribute
+ * keys, session and prompt ids, event and model names repeat from record to record, and decoding
+ * each copy again (plus the garbage of the copies) was a third of the landing thread's time.
+ * A hit is confirmed byte by byte, so a collision only costs a decode.
+ */
 const STR_CACHE_SIZE = 512;
 const STR_CACHE_MAX = 64;
 const strCache: (string | undefined)[] = new Array<string | undefined>(STR_CACHE_SIZE).fill(undefined);
@@ -87,16 +87,6 @@ function str(buf: Buffer, end: number): string {
   // comparing char codes with bytes is exact for it.
   if (s.length === len) strCache[h] = s;
   return s;
-}
-
-/**
- * An attribute map: a plain object (an object without a prototype is slower to fill and to
- * serialize). Keys are tested with Object.hasOwn, so `constructor` or `toString` are attributes
- * like any other, and `__proto__` is defined rather than assigned (assigning it would set the
- * prototype, and the attribute would vanish from the JSON).
- */
-function attrs(): PlainObject {
-  return {};
 }
 
 function u64(buf: Buffer): bigint {
@@ -173,13 +163,15 @@ function keyValue(buf: Buffer, end: number, into: PlainObject): void {
       at = e;
     } else skip(buf, tag & 7);
   }
+  // Object.hasOwn, so `constructor` or `toString` are keys like any other; `__proto__` is defined,
+  // not assigned (assigning it would set the prototype, and the attribute would vanish from the JSON).
   if (Object.hasOwn(into, key)) return;
   if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
   else into[key] = value;
 }
 
 /** The repeated KeyValue field `field` of the message at [at, end) (KeyValueList is field 1). */
-function keyValues(buf: Buffer, end: number, field: number, into: PlainObject = attrs()): PlainObject {
+function keyValues(buf: Buffer, end: number, field: number, into: PlainObject = {}): PlainObject {
   while (at < end) {
     const tag = varint(buf);
     if (tag >>> 3 === field && (tag & 7) === 2) {
@@ -208,7 +200,7 @@ export interface PlainLogRecord {
 /** A LogRecord at buf[start, end). */
 export function decodeLogRecord(buf: Buffer, start: number, end: number): PlainLogRecord {
   const r: PlainLogRecord = {
-    timeNs: 0n, observedNs: 0n, severityNumber: 0, severityText: '', body: undefined, attributes: attrs(),
+    timeNs: 0n, observedNs: 0n, severityNumber: 0, severityText: '', body: undefined, attributes: {},
     droppedAttributes: 0, flags: 0, traceId: '', spanId: '', eventName: '',
   };
   at = start;
@@ -267,7 +259,7 @@ export interface PlainSpan {
 }
 
 function spanEvent(buf: Buffer, end: number): PlainSpanEvent {
-  const ev: PlainSpanEvent = { timeNs: 0n, name: '', attributes: attrs() };
+  const ev: PlainSpanEvent = { timeNs: 0n, name: '', attributes: {} };
   while (at < end) {
     const tag = varint(buf);
     const id = tag >>> 3;
@@ -281,7 +273,7 @@ function spanEvent(buf: Buffer, end: number): PlainSpanEvent {
 }
 
 function spanLink(buf: Buffer, end: number): PlainSpanLink {
-  const l: PlainSpanLink = { traceId: '', spanId: '', attributes: attrs() };
+  const l: PlainSpanLink = { traceId: '', spanId: '', attributes: {} };
   while (at < end) {
     const tag = varint(buf);
     const id = tag >>> 3;
@@ -314,7 +306,7 @@ function spanStatus(buf: Buffer, end: number): { code: number; message: string }
 export function decodeSpan(buf: Buffer, start: number, end: number): PlainSpan {
   const s: PlainSpan = {
     traceId: '', spanId: '', traceState: '', parentSpanId: '', flags: 0, name: '', kind: 0, startNs: 0n, endNs: 0n,
-    attributes: attrs(), droppedAttributes: 0, events: [], links: [], status: undefined,
+    attributes: {}, droppedAttributes: 0, events: [], links: [], status: undefined,
   };
   at = start;
   while (at < end) {
@@ -362,7 +354,7 @@ export interface PlainScope {
  * occurrences of a singular message, which for these means attributes add up, scalars last wins.
  */
 export function decodeResource(buf: Buffer, slices: { start: number; end: number }[]): PlainResource {
-  const r: PlainResource = { attributes: attrs(), droppedAttributes: 0 };
+  const r: PlainResource = { attributes: {}, droppedAttributes: 0 };
   for (const sl of slices) {
     at = sl.start;
     while (at < sl.end) {
@@ -378,7 +370,7 @@ export function decodeResource(buf: Buffer, slices: { start: number; end: number
 }
 
 export function decodeScope(buf: Buffer, slices: { start: number; end: number }[]): PlainScope {
-  const s: PlainScope = { name: '', version: '', attributes: attrs(), droppedAttributes: 0 };
+  const s: PlainScope = { name: '', version: '', attributes: {}, droppedAttributes: 0 };
   for (const sl of slices) {
     at = sl.start;
     while (at < sl.end) {

@@ -21,7 +21,8 @@ export function fsyncDir(dir: string, opts: { strict?: boolean } = {}): void {
   }
 }
 
-const fsyncAsync = promisify(fsync);
+/** fsync on the thread pool. */
+export const fsyncAsync = promisify(fsync);
 
 /** Errors by which a filesystem says it does not sync directories: fsyncDir's best effort passes over these. */
 const DIR_SYNC_REFUSED = new Set(['EINVAL', 'EPERM', 'EACCES', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EBADF']);

@@ -15,10 +15,10 @@
  *   kill or SIGKILL of aszcol loses nothing answered, and replay lands it at the next start.
  *   Syncs follow the writes (at most every PROCESS_SYNC_SPACING_MS), so what a crash of the
  *   machine itself can lose is what was answered in the last few tens of milliseconds, and never
- *   more than MAX_UNSYNCED_BYTES: past that, answers wait for the sync as under `machine`. This is the choice telemetry pipelines make for
- *   their disk buffers (the OpenTelemetry Collector's file_storage with its default
- *   `fsync: false`, Vector's disk buffer), and beside Claude Code (same laptop, same pod) a crash
- *   of the machine takes the client's own unsent batches with it anyway.
+ *   more than MAX_UNSYNCED_BYTES: past that, answers wait for the sync as under `machine`. This
+ *   is the choice telemetry pipelines make for their disk buffers (the OpenTelemetry Collector's
+ *   file_storage with its default `fsync: false`, Vector's disk buffer), and beside Claude Code
+ *   (same laptop, same pod) a crash of the machine takes the client's own unsent batches anyway.
  * - `machine`: answered once fdatasync returned, so nothing answered is lost to a power cut or a
  *   kernel crash either; every answer then waits for a flush of the disk (0.1–0.3 ms for small
  *   requests on this machine's disk, 6–13 ms for 4 MB).
@@ -150,19 +150,17 @@ export class Journal {
     return this.durable;
   }
 
-  /** Position after the last entry taken (written, or queued to be written at the end of this turn). */
-  private get takenEnd(): number {
-    return this.fileEnd + this.queuedBytes;
-  }
-
-  /** Position after every request taken so far: once landing is past it, all of them have landed. */
+  /**
+   * Position after every request taken so far (written, or queued to be written at the end of
+   * this turn): once landing is past it, all of them have landed.
+   */
   get acceptedEnd(): number {
-    return this.takenEnd;
+    return this.fileEnd + this.queuedBytes;
   }
 
   /** Bytes accepted (queued, written, synced or about to be) past `landedThrough`. */
   pendingBytes(landedThrough: number): number {
-    return this.takenEnd - landedThrough;
+    return this.acceptedEnd - landedThrough;
   }
 
   /**
@@ -241,7 +239,7 @@ export class Journal {
   append(signal: Signal, body: Uint8Array, receivedAtNs: bigint): Promise<number> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new AszError(`the receiver's journal in ${this.dir} is closed`, 'receivers.claude_code_otlp'));
-    const start = this.takenEnd;
+    const start = this.acceptedEnd;
     // A segment is closed once full: entries never span two files. What this turn queued for it
     // is written first; its last writes are synced by the next sync.
     if (start - this.seg!.base >= SEGMENT_BYTES) {
@@ -256,7 +254,7 @@ export class Journal {
     const frame = entryFrame(signal, receivedAtNs, body);
     this.queued.push(frame, body);
     this.queuedBytes += FRAME_BYTES + body.length;
-    const end = this.takenEnd;
+    const end = this.acceptedEnd;
     const needsSync = this.durability === 'machine' || end - this.durable > MAX_UNSYNCED_BYTES;
     const p = new Promise<number>((resolve, reject) => this.waiters.push({ end, needsSync, resolve, reject }));
     this.scheduleTurn();

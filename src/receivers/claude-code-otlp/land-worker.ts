@@ -23,9 +23,8 @@
  * its syncs, messages that arrive are kept and handled after it, so nothing else (a state-file
  * flush, a spool count) runs in the middle of a round.
  */
-import { closeSync, existsSync, fsync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { encodeHeader } from '../../formats/session-data/encode.js';
@@ -35,7 +34,7 @@ import { formatKv, parseKv } from '../../storage/kv-text.js';
 import { landedName, listDir, otlpDir, sessionLockPath, sessionStatePath } from '../../storage/layout.js';
 import { FileLock, processAlive } from '../../storage/lock.js';
 import { SequenceCounter } from '../../storage/session-state.js';
-import { ensureDirDurable, fsyncDirAsync, replaceAtomically, tempPath } from '../../storage/write-once.js';
+import { ensureDirDurable, fsyncAsync, fsyncDirAsync, replaceAtomically, tempPath } from '../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 import { lowerThreadPriority } from '../../util/thread-priority.js';
 import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../otlp/requests.js';
@@ -94,7 +93,6 @@ export type WorkerMessage =
   | { op: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
 
 const init = workerData as LandWorkerInit;
-const fsyncAsync = promisify(fsync);
 const port = parentPort as MessagePort;
 const root = init.root;
 
@@ -325,8 +323,10 @@ function quarantine(base: number, bufAt: number, buf: Buffer, from: number, to: 
   });
 }
 
-/** Reads the next entries (up to READ_BYTES, at least one), adding them to the work. */
-/** Returns whether it stopped at READ_BYTES with more to read (not at MAX_WAITING_BYTES, not at the end). */
+/**
+ * Reads the next entries (up to READ_BYTES, at least one), adding them to the work. Returns
+ * whether it stopped at READ_BYTES with more to read (not at MAX_WAITING_BYTES, not at the end).
+ */
 function readEntries(): boolean {
   let budget = READ_BYTES;
   while (readPos < durableEnd && budget > 0 && waitingBytes < MAX_WAITING_BYTES) {
@@ -784,8 +784,8 @@ const sharedDurableEnd = () => Number(Atomics.load(pace, PACE_DURABLE_END));
  * times as long (landing takes at most a quarter of the time, the pause capped at MAX_PAUSE_MS),
  * so that the request thread and the client keep the CPU. Landing runs flat out as soon as
  * anything says it must: no request for QUIET_PACE_MS, accepted bytes not yet landed at
- * `paceBelowBytes` (a quarter of max_journal_bytes, at most 64 MiB), or someone waiting for a position to land
- * (the service's pass before it parses, shutdown). So a burst is answered at the journal's speed
+ * `paceBelowBytes` (a quarter of max_journal_bytes, at most 64 MiB), or someone waiting for a
+ * position to land (the service's pass before it parses, shutdown). So a burst is answered at the journal's speed
  * and lands right after it, and under sustained load the backlog settles at that mark and landing
  * takes all the CPU it needs. (A lower thread priority alone does not do it: the scheduler puts a
  * low-weight thread on a core of its own, where it still runs flat out.)
