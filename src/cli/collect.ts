@@ -1,5 +1,6 @@
 import { LocalCollector, type PassReport } from '../receivers/claude-code-local/pass.js';
 import { defaultWorkers } from '../receivers/claude-code-local/session-pool.js';
+import { localReceiverConfig } from '../service/pipelines.js';
 import { configFor, EXIT, type Io } from './context.js';
 
 export function formatPass(r: PassReport): string {
@@ -21,12 +22,13 @@ export function passIsClean(r: PassReport): boolean {
 export async function runCollect(opts: { config?: string; once?: boolean; json?: boolean }, io: Io): Promise<number> {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
+  const local = localReceiverConfig(cfg);
   const collector = new LocalCollector({
     root: cfg.storageRoot,
-    sourceRoot: cfg.local.sourceRoot,
-    filter: { include: cfg.local.include, exclude: cfg.local.exclude },
-    maxDeltaBytes: cfg.local.maxDeltaBytes,
-    workers: cfg.local.workers || defaultWorkers(),
+    sourceRoot: local.sourceRoot,
+    filter: { include: local.include, exclude: local.exclude },
+    maxDeltaBytes: local.maxDeltaBytes,
+    workers: local.workers || defaultWorkers(),
     // The crash test's hook: a real crash, between landing a file and committing its cursor.
     afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
   });
@@ -47,7 +49,7 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
   while (!stopping) {
     reportPass(await collector.passAsync(), io, !!opts.json);
     if (stopping) break;
-    await new Promise<void>((res) => { wake = res; setTimeout(res, cfg.local.intervalMs).unref(); });
+    await new Promise<void>((res) => { wake = res; setTimeout(res, local.intervalMs).unref(); });
   }
   await collector.close();
   return EXIT.ok;

@@ -1,4 +1,5 @@
-import { loadConfig, type AszConfig } from '../config/config.js';
+import { loadConfig, type AszConfig } from '../service/config.js';
+import { REGISTRY } from '../service/registry.js';
 import { configProblems } from '../config/errors.js';
 import { ConfigError } from '../util/errors.js';
 
@@ -18,7 +19,7 @@ export const stdio: Io = {
 /** Loads the configuration for a command; a bad one is reported with its path and exits 2. */
 export function configFor(file: string | undefined, io: Io): AszConfig | undefined {
   try {
-    return loadConfig(file);
+    return loadConfig(file, process.env, REGISTRY);
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const line of configProblems(err)) io.err(`aszcol: configuration error: ${line}`);

@@ -1,5 +1,5 @@
 import { parseSession, type ParseResult } from '../processors/assembler/parse.js';
-import { landedSessions } from '../receivers/claude-code-local/pass.js';
+import { landedSessions } from '../storage/landed-files.js';
 import { parseBytes } from '../util/units.js';
 import { configFor, EXIT, type Io } from './context.js';
 

@@ -32,7 +32,7 @@ export async function runPush(o: PushOpts, io: Io): Promise<number> {
     io.err(`aszcol: push: --interval: ${(err as Error).message}`);
     return EXIT.config;
   }
-  const { pushTargets, pushPass } = await import('../exporters/otlp/command.js');
+  const { pushTargets, pushPass } = await import('../service/push.js');
   const { formatPush } = await import('../exporters/otlp/component.js');
   const { targets, error } = pushTargets(cfg, o.exporter);
   if (error) {

@@ -1,4 +1,4 @@
-import { JsonLogger } from '../service/log.js';
+import { JsonLogger } from '../component/log.js';
 import { runService } from '../service/run.js';
 import { configFor, EXIT, type Io } from './context.js';
 

@@ -1,10 +1,12 @@
 import { discover } from '../adapters/claude-code/discovery.js';
+import { localReceiverConfig } from '../service/pipelines.js';
 import { configFor, EXIT, type Io } from './context.js';
 
 export function runSources(opts: { config?: string; json?: boolean }, io: Io): number {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
-  const d = discover(cfg.local.sourceRoot, { include: cfg.local.include, exclude: cfg.local.exclude });
+  const local = localReceiverConfig(cfg);
+  const d = discover(local.sourceRoot, { include: local.include, exclude: local.exclude });
   const rows = d.sessions.map((s) => {
     const count = (k: string) => s.sources.filter((x) => x.kind === k).length;
     return {
@@ -15,9 +17,9 @@ export function runSources(opts: { config?: string; json?: boolean }, io: Io): n
     };
   });
   if (opts.json) {
-    io.out(JSON.stringify({ source_root: d.root, from: cfg.local.sourceRootFrom, sessions: rows, filtered: d.filteredOut.length, errors: d.errors, skipped: d.skipped }));
+    io.out(JSON.stringify({ source_root: d.root, from: local.sourceRootFrom, sessions: rows, filtered: d.filteredOut.length, errors: d.errors, skipped: d.skipped }));
   } else {
-    io.out(`source root  ${d.root}  (from ${cfg.local.sourceRootFrom})`);
+    io.out(`source root  ${d.root}  (from ${local.sourceRootFrom})`);
     io.out(`filtered     ${d.filteredOut.length} session(s) kept out by include/exclude`);
     io.out('');
     io.out(['session'.padEnd(38), 'dirs', 'main', 'streams', 'sidecars', 'journals', 'manifests', 'scripts', 'primary directory'].join('  '));

@@ -1,4 +1,4 @@
-import type { AszConfig } from '../config/config.js';
+import type { AszConfig } from '../service/config.js';
 import { configFor, EXIT, type Io } from './context.js';
 
 function summary(cfg: AszConfig): Record<string, unknown> {

@@ -112,6 +112,9 @@ export interface Endpoint {
  * `localhost:0` (any free port), `:4317` (every interface).
  */
 export function parseEndpoint(text: string, path: string): Endpoint {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text.trim())) {
+    throw new ConfigError(path, `${JSON.stringify(text)} is not a listen address: write host:port without a scheme, such as 127.0.0.1:4317`);
+  }
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]*)):(\d{1,5})$/.exec(text);
   if (!m) throw new ConfigError(path, `${JSON.stringify(text)} is not a listen address; write host:port, such as 127.0.0.1:4317 ([::1]:4317 for IPv6, :4317 for every interface)`);
   const port = Number(m[3]);

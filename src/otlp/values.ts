@@ -1,4 +1,10 @@
-/** Small helpers for the values protobufjs produces for OTLP's 64-bit fields. */
+/** Small helpers for the values protobufjs produces and takes for OTLP's 64-bit fields. */
+import protobuf from 'protobufjs';
+
+const Long = protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): object };
+
+/** A nanosecond time as protobufjs wants a fixed64. */
+export const nanos = (ns: bigint): object => Long.fromString(ns.toString(), true);
 
 /** A protobufjs Long (from the `long` package) as far as these helpers read it. */
 export interface LongLike {

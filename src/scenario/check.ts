@@ -20,7 +20,7 @@ import { generate } from './generate.js';
 import type { Scenario } from './model.js';
 import { ScenarioRoot, type Format } from './run.js';
 import { buildView } from '../formats/view/build.js';
-import { loadViewInput } from '../formats/view/load.js';
+import { loadViewInput } from '../extensions/view/load.js';
 import { checkPushKinds, pushKinds } from '../exporters/otlp/scenario-check.js';
 
 export interface Failure {

@@ -1,4 +1,4 @@
-import type { Logger } from './log.js';
+import type { Logger } from '../component/log.js';
 import type { FinalPass, PassScheduler, Scheduled } from './scheduler.js';
 
 /** What every line about an unfinished final pass tells the reader: nothing is lost, only later. */

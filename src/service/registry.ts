@@ -1,28 +1,14 @@
-import type { ComponentFactory, ComponentKind, PipelineType } from './component.js';
-import { claudeCodeLocalFactory } from './factories/claude-code-local.js';
-import { claudeCodeOtlpFactory } from './factories/claude-code-otlp.js';
-import { assemblerFactory } from './factories/assembler.js';
-import { tokenMetricsFactory } from './factories/token-metrics.js';
-import { otlpExporterFactory } from './factories/otlp-exporter.js';
-import { prometheusExporterFactory } from './factories/prometheus-exporter.js';
-import { viewFactory } from './factories/view.js';
-import { healthCheckFactory } from './factories/health-check.js';
+import type { Registry } from '../component/known-types.js';
+import { claudeCodeLocalFactory } from '../receivers/claude-code-local/factory.js';
+import { claudeCodeOtlpFactory } from '../receivers/claude-code-otlp/factory.js';
+import { assemblerFactory } from '../processors/assembler/factory.js';
+import { tokenMetricsFactory } from '../processors/token-metrics/factory.js';
+import { otlpExporterFactory } from '../exporters/otlp/factory.js';
+import { prometheusExporterFactory } from '../exporters/prometheus/factory.js';
+import { viewFactory } from '../extensions/view/factory.js';
+import { healthCheckFactory } from '../extensions/health-check/factory.js';
 
-/**
- * Every component type aszcol knows, with the pipelines it may appear in. A type whose factory
- * is not registered (yet) is known by name, so a configuration naming it gets "not available in
- * this build" instead of "unknown type".
- */
-export interface KnownType {
-  kind: ComponentKind;
-  type: string;
-  /** Pipeline types it may appear in; empty for extensions. */
-  pipelines: readonly PipelineType[];
-  factory: ComponentFactory<any> | undefined;
-}
-
-export type Registry = readonly KnownType[];
-
+/** Every component type this build has: handed to configuration loading and to the service. */
 export const REGISTRY: Registry = [
   { kind: 'receiver', type: 'claude_code_local', pipelines: ['sessions', 'metrics'], factory: claudeCodeLocalFactory },
   { kind: 'receiver', type: 'claude_code_otlp', pipelines: ['sessions', 'metrics'], factory: claudeCodeOtlpFactory },
@@ -33,11 +19,3 @@ export const REGISTRY: Registry = [
   { kind: 'extension', type: 'view', pipelines: [], factory: viewFactory },
   { kind: 'extension', type: 'health_check', pipelines: [], factory: healthCheckFactory },
 ];
-
-export function findType(registry: Registry, kind: ComponentKind, type: string): KnownType | undefined {
-  return registry.find((t) => t.kind === kind && t.type === type);
-}
-
-export function available(registry: Registry, kind: ComponentKind, type: string): boolean {
-  return findType(registry, kind, type)?.factory !== undefined;
-}

@@ -1,5 +1,5 @@
-import type { AszConfig } from '../config/config.js';
-import type { Logger } from './log.js';
+import type { AszConfig } from './config.js';
+import type { Logger } from '../component/log.js';
 import { Service } from './service.js';
 
 export interface RunOptions {

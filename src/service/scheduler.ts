@@ -1,5 +1,5 @@
-import { PASS_STAGES, type Component, type ComponentKind, type PassStatus, type StageResult } from './component.js';
-import type { Logger } from './log.js';
+import { PASS_STAGES, type Component, type ComponentKind, type PassStatus, type StageResult } from '../component/component.js';
+import type { Logger } from '../component/log.js';
 import { rfc3339, nowNs } from '../util/time.js';
 
 export interface Scheduled {

@@ -1,10 +1,11 @@
-import type { AszConfig, ComponentConfig } from '../config/config.js';
+import type { AszConfig, ComponentConfig } from './config.js';
 import { rfc3339, nowNs } from '../util/time.js';
-import type { Component, ComponentKind, ComponentState, ComponentStatus, Host, PassStatus, ServiceStatus } from './component.js';
-import type { Logger } from './log.js';
+import type { Component, ComponentKind, ComponentState, ComponentStatus, Host, PassStatus, ServiceStatus } from '../component/component.js';
+import type { Logger } from '../component/log.js';
 import { runFinalPass } from './final-pass.js';
 import { PassScheduler, type Scheduled } from './scheduler.js';
 import { ServiceTelemetry } from './telemetry.js';
+import { metricsSourceOf, pipelinesOf } from './pipelines.js';
 
 interface Instance extends Scheduled {
   state: ComponentState;
@@ -58,13 +59,14 @@ export class Service implements Host {
       this.log.info('self-telemetry served', { address: this.telemetryAddress, path: '/metrics' });
     }
     for (const c of this.plan()) {
-      const pipelines = c.kind === 'extension' ? [] : this.cfg.service.pipelines.filter((p) => p[`${c.kind as 'receiver'}s`].includes(c.id)).map((p) => p.id);
+      const pipelines = pipelinesOf(this.cfg, c).map((p) => p.id);
+      const metricsSource = c.kind === 'exporter' ? metricsSourceOf(this.cfg, c.id) : undefined;
       const name = `${c.kind}s/${c.id}`;
       const log = this.log.child({ component: name });
       let component: Component;
       try {
         component = await c.factory.create(c.config, {
-          id: c.id, kind: c.kind, storageRoot: this.cfg.storageRoot, pipelines, log,
+          id: c.id, kind: c.kind, storageRoot: this.cfg.storageRoot, pipelines, log, ...(metricsSource ? { metricsSource } : {}),
           telemetry: this.telemetry.forComponent(c.id, c.kind), host: this, shutdownTimeoutMs: this.cfg.service.shutdownTimeoutMs,
         });
       } catch (err) {

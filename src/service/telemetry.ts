@@ -3,8 +3,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { formatEndpoint, type Endpoint } from '../config/reader.js';
-import type { ComponentKind, ComponentTelemetry, TelemetrySignal } from './component.js';
-import { closeServer, listen } from './http.js';
+import type { ComponentKind, ComponentTelemetry, TelemetrySignal } from '../component/component.js';
+import { closeServer, listen } from '../component/http.js';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
 

@@ -1,5 +1,6 @@
+import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { landedDirs, listDir, parseLandedName } from './layout.js';
+import { isSessionEntryName, landedDirs, listDir, parseLandedName } from './layout.js';
 
 export interface LandedFileRef {
   seq: number;
@@ -22,4 +23,13 @@ export function listLanded(root: string, session: string): LandedFileRef[] {
     }
   }
   return out.sort((a, b) => a.seq - b.seq);
+}
+
+/** The sessions landed under a root, by name; none when the root does not exist yet. */
+export function landedSessions(root: string): string[] {
+  try {
+    return readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() && isSessionEntryName(e.name)).map((e) => e.name).sort();
+  } catch {
+    return [];
+  }
 }

@@ -12,7 +12,7 @@ import { chromium } from 'playwright-core';
 import { TranscriptBuilder, childPath, mainPath } from '../helpers/cc.js';
 import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
 import { parseSession } from '../../src/processors/assembler/parse.js';
-import { loadViewInput } from '../../src/formats/view/load.js';
+import { loadViewInput } from '../../src/extensions/view/load.js';
 import { ViewModel } from '../../src/formats/view/build.js';
 import { ViewExtension } from '../../src/extensions/view/extension.js';
 

@@ -1,7 +1,8 @@
 import { ConfigError } from '../../src/util/errors.js';
 import { int, join, mapping, str } from '../../src/config/reader.js';
-import type { Component, ComponentFactory, ComponentKind, ComponentSettings, PassContext, StageResult } from '../../src/service/component.js';
-import { REGISTRY, type KnownType, type Registry } from '../../src/service/registry.js';
+import type { Component, ComponentFactory, ComponentKind, ComponentSettings, PassContext, StageResult } from '../../src/component/component.js';
+import { REGISTRY } from '../../src/service/registry.js';
+import type { KnownType, Registry } from '../../src/component/known-types.js';
 
 /** What fake components did, in order: `start receivers/a`, `land receivers/a`, `shutdown …`. */
 export class Journal {

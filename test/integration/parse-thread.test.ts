@@ -5,10 +5,10 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseStep } from '../../src/processors/assembler/component.js';
+import { parseStep } from '../../src/processors/assembler/parse-step.js';
 import { ParseThread } from '../../src/processors/assembler/parse-thread.js';
 import { validateAssemblerConfig } from '../../src/processors/assembler/config.js';
-import { landedSessions } from '../../src/receivers/claude-code-local/pass.js';
+import { landedSessions } from '../../src/storage/landed-files.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { AT, CONFORMANCE, rootFiles } from './export-root.js';
 import { runCli } from '../helpers/cli.js';

@@ -1,6 +1,7 @@
+import { localReceiverConfig } from '../../src/service/pipelines.js';
 import { describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
-import { embeddedDefaultYaml, loadConfig, parseConfig, EMBEDDED_DEFAULT } from '../../src/config/config.js';
+import { embeddedDefaultYaml, loadConfig, parseConfig, EMBEDDED_DEFAULT } from '../../src/service/config.js';
 import { ConfigErrors, configProblems } from '../../src/config/errors.js';
 import { ConfigError } from '../../src/util/errors.js';
 import { REGISTRY } from '../../src/service/registry.js';
@@ -31,8 +32,8 @@ describe('the embedded default', () => {
     expect(cfg.service.telemetry.logs.level).toBe('info');
     expect(cfg.service.shutdownTimeoutMs).toBe(30_000);
     expect(cfg.service.finalPass).toBe(true);
-    expect(cfg.local.sourceRoot).toBe('/home/someone/.claude/projects');
-    expect(cfg.local.exclude).toEqual(['/private/tmp/**']);
+    expect(localReceiverConfig(cfg).sourceRoot).toBe('/home/someone/.claude/projects');
+    expect(localReceiverConfig(cfg).exclude).toEqual(['/private/tmp/**']);
     expect(cfg.components.filter((c) => c.kind === 'exporter')).toEqual([]);
     expect(cfg.unused).toEqual([]);
   });
@@ -45,9 +46,9 @@ describe('the embedded default', () => {
   });
 
   test('loadConfig with no file is the embedded default of the real registry', () => {
-    const cfg = loadConfig(undefined, { HOME: '/h', CLAUDE_CONFIG_DIR: '/c' });
-    expect(cfg.local.sourceRoot).toBe('/c/projects');
-    expect(cfg.local.sourceRootFrom).toBe('CLAUDE_CONFIG_DIR');
+    const cfg = loadConfig(undefined, { HOME: '/h', CLAUDE_CONFIG_DIR: '/c' }, REGISTRY);
+    expect(localReceiverConfig(cfg).sourceRoot).toBe('/c/projects');
+    expect(localReceiverConfig(cfg).sourceRootFrom).toBe('CLAUDE_CONFIG_DIR');
     expect(cfg.storageRoot).toBe(join(process.cwd(), 'data'));
     const otlp = REGISTRY.find((t) => t.type === 'claude_code_otlp')!;
     expect(cfg.service.pipelines[0]!.receivers.includes('claude_code_otlp')).toBe(otlp.factory !== undefined);
@@ -61,14 +62,14 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
       ENV, 'f', REGISTRY,
     );
     expect(cfg.storageRoot).toBe('/tmp/r');
-    expect(cfg.local).toEqual({ sourceRoot: '/src', sourceRootFrom: 'config', include: ['/work/**'], exclude: [], intervalMs: 90_000, maxDeltaBytes: 8192, workers: 3 });
+    expect(localReceiverConfig(cfg)).toEqual({ sourceRoot: '/src', sourceRootFrom: 'config', include: ['/work/**'], exclude: [], intervalMs: 90_000, maxDeltaBytes: 8192, workers: 3 });
     expect(cfg.service.impliedPipelines).toBe(true);
     expect(cfg.service.pipelines).toEqual([{ id: 'sessions', type: 'sessions', receivers: ['claude_code_local'], processors: [], exporters: [] }]);
   });
 
   test('no receivers section means the local receiver with its defaults', () => {
     const cfg = parseConfig('storage:\n  root: ./x\n', ENV, 'f', REGISTRY);
-    expect(cfg.local).toMatchObject({ intervalMs: 5000, maxDeltaBytes: 2 * 1024 * 1024, workers: 0, exclude: ['/private/tmp/**'] });
+    expect(localReceiverConfig(cfg)).toMatchObject({ intervalMs: 5000, maxDeltaBytes: 2 * 1024 * 1024, workers: 0, exclude: ['/private/tmp/**'] });
     expect(cfg.service.pipelines[0]!.receivers).toEqual(['claude_code_local']);
   });
 
@@ -253,13 +254,13 @@ describe('the pipeline YAML', () => {
     const cfg = parseConfig(yaml, { ...ENV, OAP_ENDPOINT: 'oap.skywalking:11800' }, 'f', full());
     expect(cfg.raw).toMatchObject({ exporters: { 'otlp/oap': { endpoint: 'oap.skywalking:11800' }, 'otlp/backup': { endpoint: 'localhost:4317' } } });
     const typed = parseConfig('receivers:\n  claude_code_local:\n    workers: ${env:W}\n    max_delta_bytes: ${env:MDB:-4KiB}\n', { ...ENV, W: '3' }, 'f', full());
-    expect(typed.local.workers).toBe(3);
-    expect(typed.local.maxDeltaBytes).toBe(4096);
+    expect(localReceiverConfig(typed).workers).toBe(3);
+    expect(localReceiverConfig(typed).maxDeltaBytes).toBe(4096);
   });
 
   test('YAML errors name the file and line; a non-mapping document is refused', () => {
     expect(problems('storage:\n  root: a\nstorage:\n  root: b\n')[0]).toMatch(/^test\.yaml:3:1: YAML: Map keys must be unique/);
     expect(problems('- a\n- b\n')).toEqual(['(root): the configuration must be a mapping of storage, receivers, processors, exporters, extensions, service; got a list']);
-    expect(() => loadConfig('/nonexistent/aszcol.yaml')).toThrow(/\/nonexistent\/aszcol\.yaml: cannot read the configuration/);
+    expect(() => loadConfig('/nonexistent/aszcol.yaml', process.env, REGISTRY)).toThrow(/\/nonexistent\/aszcol\.yaml: cannot read the configuration/);
   });
 });

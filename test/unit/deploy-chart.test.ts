@@ -1,10 +1,12 @@
+import { REGISTRY } from '../../src/service/registry.js';
+import { localReceiverConfig } from '../../src/service/pipelines.js';
 import { describe, expect, test } from '@jest/globals';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { ConfigMap, PersistentVolumeClaim, Service } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
-import { parseConfig, embeddedDefaultYaml, type AszConfig } from '../../src/config/config.js';
+import { parseConfig, embeddedDefaultYaml, type AszConfig } from '../../src/service/config.js';
 import { configProblems } from '../../src/config/errors.js';
 import { parseDuration } from '../../src/util/units.js';
 import { ConfigError } from '../../src/util/errors.js';
@@ -62,7 +64,7 @@ const one = (ms: Manifest[], kind: string) => {
 /** The aszcol.yaml a rendering's ConfigMap carries, parsed by the real configuration loader. */
 function aszcolConfig(ms: Manifest[]): AszConfig {
   const cm = one(ms, 'ConfigMap');
-  return parseConfig(cm.data['aszcol.yaml'], { HOME: '/home/aszcol' }, `ConfigMap ${cm.metadata.name}`);
+  return parseConfig(cm.data['aszcol.yaml'], { HOME: '/home/aszcol' }, `ConfigMap ${cm.metadata.name}`, REGISTRY);
 }
 
 const configOf = (cfg: AszConfig, id: string) => cfg.components.find((c) => c.id === id)?.config as any;
@@ -164,7 +166,7 @@ describe('the helm chart', () => {
     expect(env.CLAUDE_CONFIG_DIR).toBe(agentMount.mountPath);
     const cfg = aszcolConfig(ms);
     // aszcol reads the transcripts the agent writes into the shared directory.
-    expect(cfg.local.sourceRoot).toBe(`${agentMount.mountPath}/projects`);
+    expect(localReceiverConfig(cfg).sourceRoot).toBe(`${agentMount.mountPath}/projects`);
     expect(cfg.service.pipelines.find((p) => p.id === 'sessions')!.receivers).toEqual(['claude_code_local', 'claude_code_otlp']);
     // Inside the pod only: OTLP on loopback; health and metrics reachable by the kubelet and Prometheus.
     expect(configOf(cfg, 'claude_code_otlp').grpc.host).toBe('127.0.0.1');
@@ -200,7 +202,7 @@ describe('the helm chart', () => {
     expect(doc.service.pipelines.sessions.exporters).toEqual(['otlp/oap']);
     expect(doc.service.pipelines.metrics).toEqual({ receivers: ['claude_code_otlp'], exporters: ['otlp/oap'] });
     try {
-      parseConfig(text, {}, 'oap');
+      parseConfig(text, {}, 'oap', REGISTRY);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       for (const p of configProblems(err)) expect(p).toMatch(/is not available in this build/);
@@ -208,11 +210,11 @@ describe('the helm chart', () => {
   });
 
   test('the deployed configurations run every processor and extension the embedded default runs', () => {
-    const embedded = parseConfig(embeddedDefaultYaml(), { HOME: '/h' }, 'embedded');
+    const embedded = parseConfig(embeddedDefaultYaml(REGISTRY), { HOME: '/h' }, 'embedded', REGISTRY);
     const wanted = embedded.components.filter((c) => c.kind === 'processor' || c.kind === 'extension').map((c) => c.path);
     const sources = [
       ...RENDERINGS.map((r) => ({ where: `deploy/k8s/${r.file} (helm/aszcol/templates/configmap.yaml)`, cfg: aszcolConfig(manifests(readFileSync(join(K8S, r.file), 'utf8'))) })),
-      { where: 'deploy/aszcol.container.yaml', cfg: parseConfig(readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8'), { HOME: '/h' }, 'container') },
+      { where: 'deploy/aszcol.container.yaml', cfg: parseConfig(readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8'), { HOME: '/h' }, 'container', REGISTRY) },
     ];
     for (const { where, cfg } of sources) {
       const running = new Set([...cfg.service.pipelines.flatMap((p) => p.processors.map((id) => `processors.${id}`)), ...cfg.service.extensions.map((id) => `extensions.${id}`)]);

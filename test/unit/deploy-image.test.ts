@@ -1,10 +1,12 @@
+import { REGISTRY } from '../../src/service/registry.js';
+import { localReceiverConfig } from '../../src/service/pipelines.js';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import { minimatch } from 'minimatch';
-import { parseConfig } from '../../src/config/config.js';
+import { parseConfig } from '../../src/service/config.js';
 import { REPO } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { locksUnder, pollHttp } from '../helpers/service.js';
@@ -46,7 +48,7 @@ const execArgs = (args: string) => JSON.parse(args.replace(/^.*?CMD\s+/, '')) as
 
 /** The container configuration the image ships, parsed by the real loader. */
 function containerConfig(env: NodeJS.ProcessEnv = { CLAUDE_CONFIG_DIR: '/claude', HOME: '/home/node' }) {
-  return parseConfig(readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8'), env, 'deploy/aszcol.container.yaml');
+  return parseConfig(readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8'), env, 'deploy/aszcol.container.yaml', REGISTRY);
 }
 const configOf = (id: string) => containerConfig().components.find((c) => c.id === id)!.config as any;
 
@@ -125,7 +127,7 @@ describe('deploy/Dockerfile', () => {
     // The storage root is the declared volume; the source root follows CLAUDE_CONFIG_DIR.
     expect(stepsOf(final, 'VOLUME')[0]!.args).toBe(`["${cfg.storageRoot}"]`);
     expect(stepsOf(final, 'ENV').map((e) => e.args).join(' ')).toMatch(/CLAUDE_CONFIG_DIR=\/claude/);
-    expect(cfg.local.sourceRoot).toBe('/claude/projects');
+    expect(localReceiverConfig(cfg).sourceRoot).toBe('/claude/projects');
   });
 
   test('every file the build copies exists and is let through by Dockerfile.dockerignore', () => {

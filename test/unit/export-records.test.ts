@@ -12,7 +12,7 @@ import { encodeLogsRequest, withResource } from '../../src/exporters/otlp/encode
 import { endpointKey, validateOtlpExporterConfig } from '../../src/exporters/otlp/config.js';
 import { TokenBucket, type Clock } from '../../src/exporters/otlp/rate.js';
 import { grpcRetryDelayMs, readResponse, retryAfterMs, stopsPass } from '../../src/exporters/otlp/transport.js';
-import { resourceAttributes, runtimeOfAdapter, scope, SCOPE_NAME } from '../../src/exporters/otlp/identity.js';
+import { resourceAttributes, runtimeOfAdapter, scope, SCOPE_NAME } from '../../src/otlp/identity.js';
 import { PushState, PushStateError } from '../../src/storage/push-state.js';
 import { otlpTypes } from '../../src/otlp/proto.js';
 import { ConfigError } from '../../src/util/errors.js';

@@ -31,7 +31,7 @@ describe('claude_code_otlp configuration', () => {
   test('protocols name what is served; an empty protocol takes its default endpoint', () => {
     expect(validateOtlpReceiverConfig({ protocols: { grpc: null } })).toMatchObject({ grpc: { port: 4317 }, http: undefined });
     expect(validateOtlpReceiverConfig({ protocols: { http: { endpoint: '0.0.0.0:9999' } } })).toMatchObject({ grpc: undefined, http: { host: '0.0.0.0', port: 9999 } });
-    expect(validateOtlpReceiverConfig({ protocols: { grpc: {}, http: { endpoint: ':4318' } } })).toMatchObject({ grpc: { port: 4317 }, http: { host: '', port: 4318 } });
+    expect(validateOtlpReceiverConfig({ protocols: { grpc: {}, http: { endpoint: ':4318' } } })).toMatchObject({ grpc: { port: 4317 }, http: { host: '0.0.0.0', port: 4318 } });
   });
 
   test('one endpoint serves both', () => {
@@ -43,9 +43,9 @@ describe('claude_code_otlp configuration', () => {
   });
 
   test('every error names its exact path and what is allowed', () => {
-    expect(errorOf({ protocols: { grpc: { endpoint: 'localhost' } } })).toEqual({ path: `${P}.protocols.grpc.endpoint`, reason: expect.stringMatching(/must be host:port/) });
+    expect(errorOf({ protocols: { grpc: { endpoint: 'localhost' } } })).toEqual({ path: `${P}.protocols.grpc.endpoint`, reason: expect.stringMatching(/"localhost" is not a listen address; write host:port/) });
     expect(errorOf({ protocols: { grpc: { endpoint: 'http://127.0.0.1:4317' } } })).toEqual({ path: `${P}.protocols.grpc.endpoint`, reason: expect.stringMatching(/without a scheme/) });
-    expect(errorOf({ protocols: { http: { endpoint: '127.0.0.1:70000' } } })).toEqual({ path: `${P}.protocols.http.endpoint`, reason: expect.stringMatching(/port from 0 to 65535/) });
+    expect(errorOf({ protocols: { http: { endpoint: '127.0.0.1:70000' } } })).toEqual({ path: `${P}.protocols.http.endpoint`, reason: expect.stringMatching(/port 70000 is out of range 0-65535/) });
     expect(errorOf({ protocols: { http: { endpoint: 4318 } } }).path).toBe(`${P}.protocols.http.endpoint`);
     expect(errorOf({ protocols: { grpc: { endpont: 'x' } } })).toEqual({ path: `${P}.protocols.grpc.endpont`, reason: 'unknown key; allowed here: endpoint' });
     expect(errorOf({ protocols: { thrift: {} } })).toEqual({ path: `${P}.protocols.thrift`, reason: 'unknown key; allowed here: grpc, http' });
@@ -65,7 +65,7 @@ describe('claude_code_otlp configuration', () => {
     expect(errorOf({ max_journal_bytes: 0 })).toEqual({ path: `${P}.max_journal_bytes`, reason: expect.stringMatching(/^must be from 1024 to/) });
     expect(errorOf({ durability: 'fsync' })).toEqual({ path: `${P}.durability`, reason: expect.stringMatching(/^must be one of process, machine \(process: .*got "fsync"$/) });
     expect(errorOf({ durability: true }).path).toBe(`${P}.durability`);
-    expect(errorOf([1])).toEqual({ path: P, reason: 'must be a mapping, got [1]' });
+    expect(errorOf([1])).toEqual({ path: P, reason: 'must be a mapping, got a list' });
   });
 
   test('endpoint forms', () => {

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
-import { embeddedDefaultYaml, parseConfig } from '../../src/config/config.js';
-import { JsonLogger, silentLogger } from '../../src/service/log.js';
+import { embeddedDefaultYaml, parseConfig } from '../../src/service/config.js';
+import { JsonLogger, silentLogger } from '../../src/component/log.js';
 import { Service } from '../../src/service/service.js';
 import { drain, runService } from '../../src/service/run.js';
 import { Journal, fakeRegistry } from '../helpers/fake-components.js';

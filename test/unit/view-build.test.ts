@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildView, ViewModel } from '../../src/formats/view/build.js';
-import { loadViewInput } from '../../src/formats/view/load.js';
+import { loadViewInput } from '../../src/extensions/view/load.js';
 import type { ViewDocument, ViewNode } from '../../src/formats/view/types.js';
 import { STRUCTURE_KINDS } from '../../src/formats/session-flow/types.js';
 import { listRounds } from '../../src/storage/chain.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { cpSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildView } from '../../src/formats/view/build.js';
-import { loadViewInput, readLandedBytes, ViewUnavailable } from '../../src/formats/view/load.js';
+import { loadViewInput, readLandedBytes, ViewUnavailable } from '../../src/extensions/view/load.js';
 import { readSessionData } from '../../src/formats/session-data/decode.js';
 import type { ViewDocument, ViewNode } from '../../src/formats/view/types.js';
 import { parseSession } from '../../src/processors/assembler/parse.js';

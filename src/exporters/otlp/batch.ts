@@ -8,7 +8,7 @@ import { closeSync, openSync, readSync, fstatSync, readFileSync } from 'node:fs'
 import { listLanded } from '../../storage/landed-files.js';
 import type { PushedFile } from '../../storage/push-state.js';
 import { encodeLogsRequest, type ResourceGroup } from './encode.js';
-import { resourceAttributes, runtimeOfAdapter, scope, type Identity } from './identity.js';
+import { resourceAttributes, runtimeOfAdapter, scope, type Identity } from '../../otlp/identity.js';
 import { firstLine } from './plan.js';
 import { describeLanded, describeRound, UnsendableFileError, type OutFile } from './records.js';
 

@@ -5,11 +5,10 @@
  * metrics removes the spool files every consumer of the spool has taken (spool-retention.ts);
  * who those are, it asks the host: every running `otlp` exporter and spool reader.
  */
-import type { Component, ComponentSettings, Host, PassContext, StageResult } from '../../service/component.js';
-import { asSpoolReader } from '../spool-reader.js';
+import type { Component, ComponentSettings, Host, PassContext, StageResult } from '../../component/component.js';
+import { asSpoolReader, type MetricsSource } from '../../storage/metrics-spool.js';
 import type { OtlpExporterConfig } from './config.js';
 import { Pusher, type PushReport } from './pusher.js';
-import { metricsSourceOfRunning } from './source.js';
 import { formatSweep, SpoolRetention, type MetricsConsumer, type ReaderRef, type RetentionScope } from './spool-retention.js';
 
 const pipelineType = (id: string) => id.split('/')[0];
@@ -61,8 +60,7 @@ export class OtlpExporterComponent implements Component {
   async start(): Promise<void> {
     const logs = this.cfg.logs && this.s.pipelines.some((p) => pipelineType(p) === 'sessions');
     const inMetrics = this.cfg.metrics && this.s.pipelines.some((p) => pipelineType(p) === 'metrics');
-    // Components are created before any starts; which ones run is known once the host lists them.
-    const source = inMetrics ? () => metricsSourceOfRunning(this.s.host.status().components) : undefined;
+    const source = inMetrics ? this.s.metricsSource : undefined;
     this.pusher = new Pusher({
       root: this.s.storageRoot, cfg: this.cfg, logs, metrics: undefined,
       log: (level, msg, fields) => this.s.log[level](msg, fields),
@@ -78,18 +76,18 @@ export class OtlpExporterComponent implements Component {
     });
   }
 
-  private metricsSource: (() => ReturnType<typeof metricsSourceOfRunning>) | undefined;
+  private metricsSource: MetricsSource | undefined;
 
   /** This exporter as a consumer of the spool: what it sends, to which receiver, and its retention. */
   metricsConsumer(): MetricsConsumer | undefined {
-    const source = this.inMetrics ? this.metricsSource?.() : undefined;
+    const source = this.inMetrics ? this.metricsSource : undefined;
     if (!source || !this.pusher) return undefined;
     return { id: this.s.id, endpoint: this.pusher.endpoint, source, retention: this.cfg.spoolRetention };
   }
 
   async send(ctx: PassContext): Promise<StageResult> {
     const p = this.pusher!;
-    p.setMetrics(this.metricsSource?.());
+    p.setMetrics(this.metricsSource);
     const r = await p.pass({ signal: ctx.signal });
     // The spool is swept even when this exporter backs off: the others may have sent, and `keep` runs out.
     if (this.retention && !ctx.signal.aborted) {

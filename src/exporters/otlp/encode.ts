@@ -10,12 +10,12 @@
  */
 import protobuf from 'protobufjs';
 import { otlpTypes, type Type } from '../../otlp/proto.js';
-import type { Attr } from './identity.js';
+import type { Attr } from '../../otlp/identity.js';
+import { nanos } from '../../otlp/values.js';
 
-const Long = protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): object };
+export { nanos };
 
-/** A nanosecond time as protobufjs wants a fixed64. */
-export const nanos = (ns: bigint): object => Long.fromString(ns.toString(), true);
+
 
 const LEN = 2;
 

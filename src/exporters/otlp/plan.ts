@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { listConversations, listRounds, CONVERSATIONS } from '../../storage/chain.js';
 import { listLanded } from '../../storage/landed-files.js';
 import { isSessionEntryName, parseLandedName } from '../../storage/layout.js';
-import { METRICS_DIR, SPOOL_NAME } from '../../receivers/claude-code-otlp/metrics-spool.js';
-import { DERIVED_SPOOL_NAME } from '../../processors/token-metrics/spool.js';
+import { MetricsSpool, type MetricsSource } from '../../storage/metrics-spool.js';
 
 export interface PlannedFile {
   rel: string;
@@ -20,7 +19,6 @@ export interface PlannedFile {
 }
 
 /** Which spooled metrics a pipeline sends: the derived token usage, or what the receiver spooled. */
-export type MetricsSource = 'derived' | 'received';
 
 function sessionDirs(root: string): string[] {
   try {
@@ -130,15 +128,7 @@ export function planLogs(root: string, sent: ReadonlyMap<string, string>, conv: 
 
 /** The spooled metrics requests of one source not yet sent, by name (which orders them in time). */
 export function planMetrics(root: string, sent: ReadonlyMap<string, string>, source: MetricsSource): PlannedFile[] {
-  const dir = join(root, METRICS_DIR);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const re = source === 'derived' ? DERIVED_SPOOL_NAME : SPOOL_NAME;
-  return names.filter((n) => re.test(n)).sort()
-    .map((n) => ({ rel: `${METRICS_DIR}/${n}`, path: join(dir, n), format: 'metrics' as const }))
+  return new MetricsSpool(root).list(source)
+    .map((f) => ({ rel: f.rel, path: f.path, format: 'metrics' as const }))
     .filter((f) => !sent.has(f.rel));
 }

@@ -6,7 +6,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { buildLogsBatch, SessionFacts, type BatchFile, type BuiltBatch } from './batch.js';
-import type { Identity } from './identity.js';
+import type { Identity } from '../../otlp/identity.js';
 
 export interface BuildRequest {
   id: number;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { AszError } from '../../util/errors.js';
-import { i, s, type Attr } from './identity.js';
+import { i, s, type Attr } from '../../otlp/identity.js';
 
 export type FileFormat = 'sd' | 'sf';
 

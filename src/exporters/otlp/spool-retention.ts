@@ -14,17 +14,10 @@
  * - a reader is configured that this process cannot ask (`aszcol push` beside a service whose
  *   prometheus exporter reads the spool), or an exporter is configured but not running.
  */
-import { existsSync } from 'node:fs';
-import type { AszConfig, ComponentConfig } from '../../config/config.js';
-import { removeSentSpoolFiles, type SpoolReaderCheck } from '../../storage/spool-removal.js';
+import type { SpoolReaderCheck } from '../../storage/spool-removal.js';
 import { PushState } from '../../storage/push-state.js';
-import { METRICS_DIR, SPOOL_NAME } from '../../receivers/claude-code-otlp/metrics-spool.js';
-import { DERIVED_SPOOL_NAME } from '../../processors/token-metrics/spool.js';
-import { receiptPath } from '../../processors/token-metrics/state.js';
-import type { SpoolReader } from '../spool-reader.js';
-import { endpointKey, type OtlpExporterConfig, type SpoolRetentionConfig } from './config.js';
-import type { MetricsSource } from './plan.js';
-import { metricsSourceOf } from './source.js';
+import { METRICS_DIR, MetricsSpool, type MetricsSource, type SpoolReader } from '../../storage/metrics-spool.js';
+import type { SpoolRetentionConfig } from './config.js';
 
 /** An `otlp` exporter that sends spooled metrics of one kind from this root. */
 export interface MetricsConsumer {
@@ -72,37 +65,19 @@ const KIND_WORDS: Record<MetricsSource, string> = {
   received: "the receiver's metrics requests (-otlp.pb)",
   derived: 'the derived token usage requests (-derived.pb)',
 };
-const NAMES: Record<MetricsSource, RegExp> = { received: SPOOL_NAME, derived: DERIVED_SPOOL_NAME };
 
 export function emptySweep(): SpoolSweepReport {
   return { removed: 0, removedBytes: 0, unsent: 0, young: 0, pendingReceipt: 0, forgotten: 0, busy: false, held: [], problems: [] };
 }
 
-/** `aszcol push`: the consumers the configuration names; no reader runs in this process. */
-export function scopeFromConfig(cfg: AszConfig): RetentionScope {
-  const used = new Set(cfg.service.pipelines.flatMap((p) => p.exporters));
-  const exporters = cfg.components.filter((c): c is ComponentConfig => c.kind === 'exporter' && used.has(c.id));
-  const consumers: MetricsConsumer[] = [];
-  const readers: ReaderRef[] = [];
-  for (const c of exporters) {
-    const source = metricsSourceOf(cfg, c.id);
-    if (!source) continue;
-    if (c.type === 'otlp') {
-      const ec = c.config as OtlpExporterConfig;
-      if (ec.metrics) consumers.push({ id: c.id, endpoint: endpointKey(ec), source, retention: ec.spoolRetention });
-    } else if (c.type === 'prometheus') {
-      readers.push({ id: c.id, source });
-    }
-  }
-  return { consumers, readers };
-}
-
 /** Removes, under one root, what the scope's consumers have all taken; keeps push.state read between sweeps. */
 export class SpoolRetention {
   private readonly state: PushState;
+  private readonly spool: MetricsSpool;
 
-  constructor(private readonly root: string) {
+  constructor(root: string) {
     this.state = new PushState(root);
+    this.spool = new MetricsSpool(root);
   }
 
   async sweep(scope: RetentionScope, signal?: AbortSignal): Promise<SpoolSweepReport> {
@@ -117,16 +92,13 @@ export class SpoolRetention {
       }
       const readers: SpoolReaderCheck[] = scope.readers.filter((x) => x.source === kind).map((x) => ({ name: `exporters/${x.id}`, hasRead: (n) => x.reader!.hasRead(n) }));
       let pendingReceipt = 0;
-      const r = await removeSentSpoolFiles({
-        root: this.root, dir: METRICS_DIR, names: NAMES[kind], state: this.state, signal, readers,
+      const r = await this.spool.removeSent(kind, {
+        state: this.state, signal, readers,
         endpoints: [...new Set(cs.map((c) => c.endpoint))],
         keepMs: Math.max(...cs.map((c) => c.retention.keepMs)),
-        seqOf: (n) => { const m = SPOOL_NAME.exec(n); return m ? Number(m[2]) : undefined; },
         // A derived request whose receipt is still there belongs to a derivation that has not
         // saved its state: the next one writes the request again if it is missing.
-        keepIf: kind === 'derived' ? (n) => (this.receiptPending(n) ? (pendingReceipt++, 'receipt') : undefined) : undefined,
-        // The receiver never issues a name twice; a derived name comes back if it is derived again.
-        forgetSent: kind === 'received',
+        keepIf: kind === 'derived' ? (n) => (this.spool.hasReceipt(n) ? (pendingReceipt++, 'receipt') : undefined) : undefined,
       });
       out.removed += r.removed;
       out.removedBytes += r.removedBytes;
@@ -148,7 +120,7 @@ export class SpoolRetention {
     }
     const ours = new Set(cs.map((c) => c.endpoint));
     const ignored = new Set(cs.flatMap((c) => c.retention.ignoreReceivers));
-    const re = NAMES[kind];
+    const re = MetricsSpool.namePattern(kind);
     const prefix = `${METRICS_DIR}/`;
     const foreign = this.state.endpoints().filter((e) => !ours.has(e) && !ignored.has(e)
       && [...this.state.sent(e).keys()].some((rel) => rel.startsWith(prefix) && re.test(rel.slice(prefix.length))));
@@ -156,11 +128,6 @@ export class SpoolRetention {
     const where = cs.map((c) => `exporters.${c.id}.spool_retention.ignore_receivers`).join(' or ');
     return `push.state records them sent to ${foreign.join(', ')}, which no otlp exporter here sends metrics to, and another process may still be sending them there;` +
       ` if ${foreign.length > 1 ? 'those receivers no longer take' : 'that receiver no longer takes'} metrics from this root, list ${foreign.length > 1 ? 'them' : 'it'} in ${where}`;
-  }
-
-  private receiptPending(name: string): boolean {
-    const m = DERIVED_SPOOL_NAME.exec(name);
-    return m ? existsSync(receiptPath(this.root, m[3]!, Number(m[2]))) : false;
   }
 }
 

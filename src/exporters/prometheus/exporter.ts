@@ -5,7 +5,7 @@
  *
  * Its send stage reads the spooled requests it has not read yet (the same source an `otlp`
  * exporter would send: derived, or the receiver's) and adds their points; a scrape reads the
- * totals. It is one of the spool's readers (spool-reader.ts): a spool file the `otlp` exporters
+ * totals. It is one of the spool's readers (storage/metrics-spool.ts): a spool file the `otlp` exporters
  * have sent is removed only once this exporter has read it. After a restart it reads what is in
  * the spool again: a counter that starts over, as a restarted process's counters do.
  */
@@ -16,14 +16,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Counter, Registry } from 'prom-client';
 import { formatEndpoint } from '../../config/reader.js';
-import type { Component, ComponentSettings, PassContext, StageResult } from '../../service/component.js';
-import { closeServer, listen } from '../../service/http.js';
-import { METRICS_DIR, SPOOL_NAME } from '../../receivers/claude-code-otlp/metrics-spool.js';
-import { DERIVED_SPOOL_NAME } from '../../processors/token-metrics/spool.js';
-import { METRIC_DESCRIPTION, tokenPoints } from '../../processors/token-metrics/points.js';
-import { metricsSourceOfRunning } from '../otlp/source.js';
-import type { MetricsSource } from '../otlp/plan.js';
-import type { SpoolReader } from '../spool-reader.js';
+import type { Component, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
+import { closeServer, listen } from '../../component/http.js';
+import { METRICS_DIR, MetricsSpool, RECEIVED_NAME, type MetricsSource, type SpoolReader } from '../../storage/metrics-spool.js';
+import { METRIC_DESCRIPTION, tokenPoints } from '../../otlp/token-usage.js';
 import type { PrometheusExporterConfig } from './config.js';
 
 export const PROMETHEUS_NAME = 'claude_code_token_usage_tokens_total';
@@ -57,7 +53,7 @@ export class PrometheusExporter implements Component, SpoolReader {
   }
 
   spoolSource(): MetricsSource | undefined {
-    return metricsSourceOfRunning(this.s.host.status().components);
+    return this.s.metricsSource;
   }
 
   hasRead(name: string): boolean {
@@ -68,8 +64,8 @@ export class PrometheusExporter implements Component, SpoolReader {
   async send(_ctx: PassContext): Promise<StageResult> {
     const source = this.spoolSource();
     if (!source) return {};
-    const re = source === 'derived' ? DERIVED_SPOOL_NAME : SPOOL_NAME;
-    const dir = join(this.s.storageRoot, METRICS_DIR);
+    const re = MetricsSpool.namePattern(source);
+    const dir = new MetricsSpool(this.s.storageRoot).dir;
     let all: string[];
     try {
       all = readdirSync(dir);
@@ -79,7 +75,7 @@ export class PrometheusExporter implements Component, SpoolReader {
     // A removed request of the receiver's is never spooled again under its name, so what was read
     // of it need not be remembered (a derived request's name comes back if it is derived again).
     const present = new Set(all);
-    for (const n of this.read) if (!present.has(n) && SPOOL_NAME.test(n)) this.read.delete(n);
+    for (const n of this.read) if (!present.has(n) && RECEIVED_NAME.test(n)) this.read.delete(n);
     const names = all.filter((n) => re.test(n) && !this.read.has(n)).sort();
     const problems: string[] = [];
     let points = 0;

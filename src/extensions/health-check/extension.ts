@@ -2,8 +2,8 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatEndpoint } from '../../config/reader.js';
-import type { Component, ComponentSettings } from '../../service/component.js';
-import { closeServer, listen } from '../../service/http.js';
+import type { Component, ComponentSettings } from '../../component/component.js';
+import { closeServer, listen } from '../../component/http.js';
 import type { HealthCheckConfig } from './config.js';
 
 /**

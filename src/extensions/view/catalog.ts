@@ -6,7 +6,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildView } from '../../formats/view/build.js';
-import { loadViewInput, ViewUnavailable } from '../../formats/view/load.js';
+import { loadViewInput, ViewUnavailable } from './load.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import type { Header, SdRecord } from '../../formats/session-data/types.js';
 import type { RoundHeader } from '../../formats/session-flow/types.js';

@@ -1,57 +1,28 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parseKv } from '../../storage/kv-text.js';
-import { readIndexState } from '../../storage/index.js';
-import { chainDir } from '../../storage/chain.js';
-import { landedSessions } from '../../receivers/claude-code-local/pass.js';
-import { parseSession } from './parse.js';
-import type { AssemblerConfig } from './config.js';
-
-/** The chain's cached head: enough to skip a session nothing new landed in. */
-function chainThrough(root: string, session: string): number | undefined {
-  try {
-    return Number(parseKv(readFileSync(join(chainDir(root, session), 'conversation.state'), 'utf8')).get('through_seq'));
-  } catch {
-    return undefined;
-  }
-}
-
-export interface ParseStepReport {
-  sessions: number;
-  rounds: number;
-  busy: number;
-  problems: string[];
-  /** Sessions left for the next pass because the step was asked to stop. */
-  left?: number;
-}
+import { validateAssemblerConfig, type AssemblerConfig } from './config.js';
+import { ParseThread } from './parse-thread.js';
+import type { Component, ComponentFactory, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
 
 /**
- * The parse step of a pass: every session whose landed evidence moved past its chain gets a round.
- * A session whose chain already covers its index is skipped without reading either, so a quiet
- * pass costs two small file reads per session.
+ * The assembler inside the service: the parse stage of every pass, after landing, on a thread of
+ * its own so that the receivers and the view keep answering while a long session is assembled.
  */
-export async function parseStep(root: string, cfg: AssemblerConfig, shouldStop: () => boolean = () => false): Promise<ParseStepReport> {
-  const r: ParseStepReport = { sessions: 0, rounds: 0, busy: 0, problems: [] };
-  const sessions = landedSessions(root);
-  for (const [i, session] of sessions.entries()) {
-    // Stopping between sessions leaves nothing half-written: a round is written whole or not at all.
-    if (shouldStop()) {
-      r.left = sessions.length - i;
-      break;
-    }
-    const indexed = readIndexState(root, session)?.indexedSeq;
-    const through = chainThrough(root, session);
-    if (indexed !== undefined && through !== undefined && through >= indexed) continue;
-    try {
-      const p = parseSession({ root, session, maxRoundBytes: cfg.maxRoundBytes });
-      if (p.status === 'busy') r.busy++;
-      else if (p.status !== 'empty') r.sessions++;
-      r.rounds += p.rounds.length;
-    } catch (err) {
-      r.problems.push(`${session}: ${(err as Error).message}`);
-    }
-    // A turn of the event loop between sessions: a request to stop gets read.
-    await new Promise((res) => setImmediate(res));
+export class AssemblerComponent implements Component {
+  private readonly thread = new ParseThread();
+
+  constructor(private readonly cfg: AssemblerConfig, private readonly s: ComponentSettings) {}
+
+  async start(): Promise<void> {}
+
+  async parse(ctx: PassContext): Promise<StageResult> {
+    const r = await this.thread.parse(this.s.storageRoot, this.cfg, ctx.signal);
+    for (const p of r.problems) ctx.log.error('parse failed', { error: p });
+    if (r.left) ctx.log.warn('parse stopped early; the rest waits for the next pass', { sessions_left: r.left });
+    const counts: Record<string, number> = { parsed_sessions: r.sessions, rounds: r.rounds, busy_chains: r.busy };
+    if (r.left) counts.sessions_left = r.left;
+    return { changed: r.rounds > 0, problems: r.problems.map((p) => `${this.s.id}: ${p}`), counts };
   }
-  return r;
+
+  async shutdown(): Promise<void> {
+    await this.thread.close();
+  }
 }

@@ -4,7 +4,7 @@
  * started again for the next.
  */
 import { Worker } from 'node:worker_threads';
-import type { ParseStepReport } from './component.js';
+import type { ParseStepReport } from './parse-step.js';
 import type { AssemblerConfig } from './config.js';
 import type { ParseReply, ParseRequest } from './parse-worker.js';
 

@@ -4,7 +4,7 @@
  * the view could not answer in, since they share the process's event loop.
  */
 import { parentPort, type MessagePort } from 'node:worker_threads';
-import { parseStep, type ParseStepReport } from './component.js';
+import { parseStep, type ParseStepReport } from './parse-step.js';
 import type { AssemblerConfig } from './config.js';
 
 export type ParseRequest = { op: 'parse'; id: number; root: string; cfg: AssemblerConfig; stopped: boolean } | { op: 'stop'; id: number };

@@ -1,6 +1,6 @@
 /** The `token_metrics` processor inside the service: the derive stage of every pass. */
 import { mkdirSync } from 'node:fs';
-import type { Component, ComponentSettings, PassContext, StageResult } from '../../service/component.js';
+import type { Component, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
 import type { TokenMetricsConfig } from './config.js';
 import { deriveTokenUsage } from './derive.js';
 

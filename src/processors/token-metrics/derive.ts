@@ -26,10 +26,9 @@ import { listLanded, type LandedFileRef } from '../../storage/landed-files.js';
 import { isSessionEntryName, MAIN_STREAM, parseLandedName } from '../../storage/layout.js';
 import { FileLock } from '../../storage/lock.js';
 import { writeOnce } from '../../storage/write-once.js';
-import { METRICS_DIR } from '../../receivers/claude-code-otlp/metrics-spool.js';
+import { METRICS_DIR, MetricsSpool, receiptPath } from '../../storage/metrics-spool.js';
 import { readdirSync, readFileSync, existsSync, unlinkSync } from 'node:fs';
-import { encodeTokenUsage, type QuerySource, type Window } from './points.js';
-import { derivedSpoolName } from './spool.js';
+import { encodeTokenUsage, type QuerySource, type Window } from '../../otlp/token-usage.js';
 import {
   applyReceipt, listReceipts, loadSessionState, metricsStateDir, readReceipt, rootState, saveSessionState, seriesKey, writeReceipt,
   type Receipt, type RootMetricsState, type SessionMetricsState,
@@ -275,12 +274,12 @@ class SessionDerivation {
       return 'done';
     }
     const stamp = parseLandedName(f.path.slice(f.path.lastIndexOf('/') + 1))!.stamp;
-    const rc: Receipt = { schema: 1, seq: f.seq, file: f.rel, spool: derivedSpoolName(stamp, f.seq, this.session), calls: decidedNow, windows };
+    const rc: Receipt = { schema: 1, seq: f.seq, file: f.rel, spool: MetricsSpool.derivedName(stamp, f.seq, this.session), calls: decidedNow, windows };
     writeReceipt(this.o.root, this.session, rc);
     this.spool(rc);
     applyReceipt(this.state, rc);
     saveSessionState(this.o.root, this.session, this.state);
-    try { unlinkSync(join(metricsStateDir(this.o.root, this.session), `receipt-${String(f.seq).padStart(6, '0')}.json`)); } catch { /* gone */ }
+    try { unlinkSync(receiptPath(this.o.root, this.session, f.seq)); } catch { /* gone */ }
     this.r.windows += windows.length;
     return 'done';
   }

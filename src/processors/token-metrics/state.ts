@@ -17,11 +17,11 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'no
 import { join } from 'node:path';
 import { formatKv, parseKv } from '../../storage/kv-text.js';
 import { replaceAtomically, writeOnce } from '../../storage/write-once.js';
-import { METRICS_DIR } from '../../receivers/claude-code-otlp/metrics-spool.js';
+import { METRICS_DIR, metricsStateDir, receiptPath } from '../../storage/metrics-spool.js';
 import { AszError } from '../../util/errors.js';
-import type { Window } from './points.js';
+import type { Window } from '../../otlp/token-usage.js';
 
-export const metricsStateDir = (root: string, session: string) => join(root, session, 'metrics');
+export { metricsStateDir };
 
 export interface SessionMetricsState {
   derived: Set<number>;
@@ -92,7 +92,6 @@ export function saveSessionState(root: string, session: string, s: SessionMetric
 }
 
 const RECEIPT = /^receipt-(\d{6,})\.json$/;
-export const receiptPath = (root: string, session: string, seq: number) => join(metricsStateDir(root, session), `receipt-${String(seq).padStart(6, '0')}.json`);
 
 export function writeReceipt(root: string, session: string, r: Receipt): void {
   const path = receiptPath(root, session, r.seq);

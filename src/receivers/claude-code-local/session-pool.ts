@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
-import type { LocalCollectOptions, PassReport } from './pass.js';
+import type { LocalCollectOptions, PassReport } from './session-collect.js';
 
 type Job = { session: DiscoveredSession; opts: LocalCollectOptions };
 

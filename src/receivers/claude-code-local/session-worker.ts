@@ -1,7 +1,7 @@
 /** A worker thread of the session pool: collects the sessions it is handed, one at a time. */
 import { parentPort } from 'node:worker_threads';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
-import { collectSession, emptyReport, type LocalCollectOptions } from './pass.js';
+import { collectSession, emptyReport, type LocalCollectOptions } from './session-collect.js';
 
 parentPort!.on('message', ({ session, opts }: { session: DiscoveredSession; opts: LocalCollectOptions }) => {
   const report = emptyReport();

@@ -19,17 +19,14 @@
  *                                  # `machine`: once synced to the disk (survives the machine crashing)
  * ```
  */
+import { describe, endpoint, formatEndpoint, join, mapping, parseEndpoint, type Endpoint } from '../../config/reader.js';
 import { ConfigError } from '../../util/errors.js';
 import { parseBytes, parseDuration } from '../../util/units.js';
 import type { Durability } from './journal.js';
 
-export const DURABILITIES: readonly Durability[] = ['process', 'machine'];
+export { formatEndpoint, parseEndpoint, type Endpoint };
 
-export interface Endpoint {
-  /** The host to bind; '' binds every interface. */
-  host: string;
-  port: number;
-}
+export const DURABILITIES: readonly Durability[] = ['process', 'machine'];
 
 export interface OtlpReceiverConfig {
   /** gRPC on its own port; undefined when gRPC is not configured or `endpoint` serves both. */
@@ -79,40 +76,11 @@ export function defaultOtlpReceiverConfig(): OtlpReceiverConfig {
   };
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function refuseUnknown(obj: Record<string, unknown>, allowed: string[], path: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) throw new ConfigError(`${path}.${key}`, `unknown key; allowed here: ${allowed.join(', ')}`);
-  }
-}
-
-/** `host:port`, `[v6]:port` or `:port` (every interface); the port 0–65535 (0 picks a free one). */
-export function parseEndpoint(value: unknown, path: string): Endpoint {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new ConfigError(path, `must be an address such as "127.0.0.1:4317", got ${JSON.stringify(value)}`);
-  }
-  const v = value.trim();
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
-    throw new ConfigError(path, `must be host:port without a scheme, such as "127.0.0.1:4317", got ${JSON.stringify(value)}`);
-  }
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]/]*)):(\d{1,5})$/.exec(v);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) {
-    throw new ConfigError(path, `must be host:port with a port from 0 to 65535, such as "127.0.0.1:4317", got ${JSON.stringify(value)}`);
-  }
-  return { host: m[1] ?? m[2] ?? '', port };
-}
-
-export function formatEndpoint(e: Endpoint): string {
-  return e.host.includes(':') ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
-}
-
 function protocolEndpoint(raw: unknown, path: string, fallback: string): Endpoint {
   if (raw === null || raw === undefined) return parseEndpoint(fallback, path);
-  if (!isObj(raw)) throw new ConfigError(path, `must be a mapping such as { endpoint: ${fallback} }, got ${JSON.stringify(raw)}`);
-  refuseUnknown(raw, ['endpoint'], path);
-  return raw.endpoint === undefined ? parseEndpoint(fallback, `${path}.endpoint`) : parseEndpoint(raw.endpoint, `${path}.endpoint`);
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(path, `must be a mapping such as { endpoint: ${fallback} }, got ${describe(raw)}`);
+  const m = mapping(raw, path, ['endpoint']);
+  return endpoint(m.endpoint, join(path, 'endpoint'), fallback);
 }
 
 /**
@@ -121,22 +89,20 @@ function protocolEndpoint(raw: unknown, path: string, fallback: string): Endpoin
  */
 export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claude_code_otlp'): OtlpReceiverConfig {
   if (raw === null || raw === undefined) return defaultOtlpReceiverConfig();
-  if (!isObj(raw)) throw new ConfigError(path, `must be a mapping, got ${JSON.stringify(raw)}`);
-  refuseUnknown(raw, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'max_journal_bytes', 'lock_wait', 'durability'], path);
+  const m = mapping(raw, path, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'max_journal_bytes', 'lock_wait', 'durability']);
   const cfg = defaultOtlpReceiverConfig();
 
-  if (raw.endpoint !== undefined && raw.endpoint !== null) {
-    if (raw.protocols !== undefined && raw.protocols !== null) {
+  if (m.endpoint !== undefined && m.endpoint !== null) {
+    if (m.protocols !== undefined && m.protocols !== null) {
       throw new ConfigError(`${path}.endpoint`, 'serves gRPC and HTTP on one port, so it cannot be combined with protocols; set one or the other');
     }
-    cfg.endpoint = parseEndpoint(raw.endpoint, `${path}.endpoint`);
+    cfg.endpoint = endpoint(m.endpoint, `${path}.endpoint`, DEFAULT_GRPC_ENDPOINT);
     cfg.grpc = undefined;
     cfg.http = undefined;
-  } else if (raw.protocols !== undefined && raw.protocols !== null) {
-    const p = raw.protocols;
+  } else if (m.protocols !== undefined && m.protocols !== null) {
     const pp = `${path}.protocols`;
-    if (!isObj(p)) throw new ConfigError(pp, `must be a mapping with grpc and/or http, got ${JSON.stringify(p)}`);
-    refuseUnknown(p, ['grpc', 'http'], pp);
+    if (typeof m.protocols !== 'object' || Array.isArray(m.protocols)) throw new ConfigError(pp, `must be a mapping with grpc and/or http, got ${describe(m.protocols)}`);
+    const p = mapping(m.protocols, pp, ['grpc', 'http']);
     if (!('grpc' in p) && !('http' in p)) throw new ConfigError(pp, 'must name at least one of grpc and http');
     cfg.grpc = 'grpc' in p ? protocolEndpoint(p.grpc, `${pp}.grpc`, DEFAULT_GRPC_ENDPOINT) : undefined;
     cfg.http = 'http' in p ? protocolEndpoint(p.http, `${pp}.http`, DEFAULT_HTTP_ENDPOINT) : undefined;
@@ -146,10 +112,10 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
   }
 
   const bytes = (key: string, min: number, max: number, allowZero: boolean): number | undefined => {
-    if (raw[key] === undefined || raw[key] === null) return undefined;
+    if (m[key] === undefined || m[key] === null) return undefined;
     let n: number;
     try {
-      n = parseBytes(raw[key]);
+      n = parseBytes(m[key]);
     } catch (err) {
       throw new ConfigError(`${path}.${key}`, (err as Error).message);
     }
@@ -165,19 +131,19 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
   if (cfg.maxJournalBytes < cfg.maxRequestBytes) {
     throw new ConfigError(`${path}.max_journal_bytes`, `must be at least max_request_bytes (${cfg.maxRequestBytes}), or the largest accepted request could never be taken; got ${cfg.maxJournalBytes}`);
   }
-  if (raw.lock_wait !== undefined && raw.lock_wait !== null) {
+  if (m.lock_wait !== undefined && m.lock_wait !== null) {
     try {
-      cfg.lockWaitMs = parseDuration(raw.lock_wait);
+      cfg.lockWaitMs = parseDuration(m.lock_wait);
     } catch (err) {
       throw new ConfigError(`${path}.lock_wait`, (err as Error).message);
     }
     if (cfg.lockWaitMs > 3_600_000) throw new ConfigError(`${path}.lock_wait`, 'must be at most 1h');
   }
-  if (raw.durability !== undefined && raw.durability !== null) {
-    if (!DURABILITIES.includes(raw.durability as Durability)) {
-      throw new ConfigError(`${path}.durability`, `must be one of ${DURABILITIES.join(', ')} (process: answered once in the journal file, kept if aszcol crashes; machine: answered once synced to the disk, kept if the machine crashes), got ${JSON.stringify(raw.durability)}`);
+  if (m.durability !== undefined && m.durability !== null) {
+    if (!DURABILITIES.includes(m.durability as Durability)) {
+      throw new ConfigError(`${path}.durability`, `must be one of ${DURABILITIES.join(', ')} (process: answered once in the journal file, kept if aszcol crashes; machine: answered once synced to the disk, kept if the machine crashes), got ${JSON.stringify(m.durability)}`);
     }
-    cfg.durability = raw.durability as Durability;
+    cfg.durability = m.durability as Durability;
   }
   return cfg;
 }

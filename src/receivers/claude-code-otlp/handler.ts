@@ -14,14 +14,13 @@ import { nowNs } from '../../util/time.js';
 import { Journal, type Durability } from './journal.js';
 import { JOURNAL_DIR } from './journal-format.js';
 import { Lander } from './lander.js';
-import { METRICS_DIR } from './metrics-spool.js';
+import { METRICS_DIR } from '../../storage/metrics-spool.js';
 import { RetryWindow } from './retry-window.js';
+import type { ReceiverLog } from './log.js';
 import { ITEM_OF, cloneStats, emptyStats, type ItemRefusalReason, type OtlpReceiverStats, type Transport } from './stats.js';
 
 export type ExportResult = { ok: true; partial?: PartialSuccess } | { ok: false; error: OtlpRequestError };
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type ReceiverLog = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
 
 export interface HandlerOptions {
   storageRoot: string;

@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { LandProgress, LandWorkerInit, WorkerMessage, WorkerRequest } from './land-worker.js';
-import type { ReceiverLog } from './handler.js';
+import type { ReceiverLog } from './log.js';
 import { PACE_DURABLE_END, PACE_LAST_ARRIVAL_MS, PACE_SLOTS, PACE_WANTED, monotonicMs } from './land-pace.js';
 
 export class Lander {

@@ -15,13 +15,14 @@ import { Duplex } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { AszError } from '../../util/errors.js';
 import { formatEndpoint, type Endpoint, type OtlpReceiverConfig } from './config.js';
-import { ExportHandler, type ReceiverLog } from './handler.js';
+import { ExportHandler } from './handler.js';
+import type { ReceiverLog } from './log.js';
 import { otlpGrpcServer } from './grpc.js';
 import { otlpHttpHandler } from './http.js';
 import type { OtlpReceiverStats } from './stats.js';
 
 export type { OtlpReceiverStats } from './stats.js';
-export type { ReceiverLog, LogLevel } from './handler.js';
+export type { ReceiverLog, LogLevel } from './log.js';
 
 export interface OtlpReceiverOptions {
   storageRoot: string;

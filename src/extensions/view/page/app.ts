@@ -7,65 +7,63 @@ import type { ViewStatus } from '../catalog.js';
 import { clear, getJson, h } from './dom.js';
 import { renderList } from './list.js';
 import { openConversation } from './conversation.js';
+import type { Page } from './page.js';
 
-const params = new URLSearchParams(location.search);
-const POLL_MS = Math.max(200, Number(params.get('poll')) || 2000);
+const POLL_MS = Math.max(200, Number(new URLSearchParams(location.search).get('poll')) || 2000);
 
-const main = document.getElementById('main')!;
-const live = document.getElementById('live')!;
-const crumbs = document.getElementById('crumbs')!;
+/** The page's one live instance: the open page, the last generation seen, the flash of the live badge. */
+class App {
+  private page: Page | undefined;
+  private lastGeneration = -1;
+  private flashTimer: number | undefined;
+  private readonly main = document.getElementById('main')!;
+  private readonly live = document.getElementById('live')!;
+  private readonly crumbs = document.getElementById('crumbs')!;
 
-export interface Page {
-  /** Every poll's answer: a page that sees its own data moved fetches again and redraws, keeping what the reader had open. */
-  observe(status: ViewStatus): Promise<void>;
+  private showLive(status: ViewStatus | undefined, changed: boolean): void {
+    const live = this.live;
+    clear(live);
+    if (!status) {
+      live.className = 'live stale';
+      live.append(h('span', { class: 'dot' }), 'server unreachable');
+      return;
+    }
+    live.className = changed ? 'live flash' : 'live';
+    const when = status.last_refresh ? status.last_refresh.slice(11, 19) : '—';
+    live.append(h('span', { class: 'dot', 'aria-hidden': 'true' }), changed ? `updated ${when} UTC` : `live · last change ${when} UTC`);
+    if (changed) {
+      window.clearTimeout(this.flashTimer);
+      this.flashTimer = window.setTimeout(() => { live.classList.remove('flash'); }, 2500);
+    }
+  }
+
+  private async poll(): Promise<void> {
+    let status: ViewStatus;
+    try {
+      const r = await getJson<ViewStatus>('/api/status');
+      status = r.body;
+    } catch {
+      this.showLive(undefined, false);
+      return;
+    }
+    const changed = this.lastGeneration !== -1 && status.generation !== this.lastGeneration;
+    this.lastGeneration = status.generation;
+    this.showLive(status, changed);
+    if (this.page) await this.page.observe(status);
+  }
+
+  async start(): Promise<void> {
+    const m = /^\/c\/([^/]+)\/?$/.exec(location.pathname);
+    clear(this.main);
+    if (m) {
+      this.page = await openConversation(decodeURIComponent(m[1]!), this.main, this.crumbs);
+    } else {
+      this.crumbs.append(h('span', null, 'Conversations'));
+      this.page = await renderList(this.main);
+    }
+    await this.poll();
+    window.setInterval(() => { void this.poll(); }, POLL_MS);
+  }
 }
 
-let page: Page | undefined;
-let lastGeneration = -1;
-let flashTimer: number | undefined;
-
-function showLive(status: ViewStatus | undefined, changed: boolean): void {
-  clear(live);
-  if (!status) {
-    live.className = 'live stale';
-    live.append(h('span', { class: 'dot' }), 'server unreachable');
-    return;
-  }
-  live.className = changed ? 'live flash' : 'live';
-  const when = status.last_refresh ? status.last_refresh.slice(11, 19) : '—';
-  live.append(h('span', { class: 'dot', 'aria-hidden': 'true' }), changed ? `updated ${when} UTC` : `live · last change ${when} UTC`);
-  if (changed) {
-    window.clearTimeout(flashTimer);
-    flashTimer = window.setTimeout(() => { live.classList.remove('flash'); }, 2500);
-  }
-}
-
-async function poll(): Promise<void> {
-  let status: ViewStatus;
-  try {
-    const r = await getJson<ViewStatus>('/api/status');
-    status = r.body;
-  } catch {
-    showLive(undefined, false);
-    return;
-  }
-  const changed = lastGeneration !== -1 && status.generation !== lastGeneration;
-  lastGeneration = status.generation;
-  showLive(status, changed);
-  if (page) await page.observe(status);
-}
-
-async function start(): Promise<void> {
-  const m = /^\/c\/([^/]+)\/?$/.exec(location.pathname);
-  clear(main);
-  if (m) {
-    page = await openConversation(decodeURIComponent(m[1]!), main, crumbs);
-  } else {
-    crumbs.append(h('span', null, 'Conversations'));
-    page = await renderList(main);
-  }
-  await poll();
-  window.setInterval(() => { void poll(); }, POLL_MS);
-}
-
-void start();
+void new App().start();

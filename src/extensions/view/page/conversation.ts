@@ -6,7 +6,7 @@
  */
 import type { ViewDocument } from '../../../formats/view/types.js';
 import type { ViewStatus } from '../catalog.js';
-import type { Page } from './app.js';
+import type { Page } from './page.js';
 import { badge, clear, fmtBytes, fmtCount, fmtDur, fmtIso, fmtTime, getJson, h, quality, short, type Child } from './dom.js';
 import { Inspector, type Glossary } from './inspector.js';
 import { indexDoc, type Model, type UiState } from './model.js';

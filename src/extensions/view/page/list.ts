@@ -1,6 +1,6 @@
 /** The list of conversations: one row each, from the head round's header; a dash where a count is unknown. */
 import type { ConversationRow } from '../catalog.js';
-import type { Page } from './app.js';
+import type { Page } from './page.js';
 import { clear, fmtCount, fmtDur, fmtTime, getJson, h } from './dom.js';
 
 interface ListAnswer {

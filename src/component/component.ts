@@ -154,6 +154,11 @@ export interface ComponentSettings {
   storageRoot: string;
   /** The pipelines that use this component (extensions: none). */
   pipelines: string[];
+  /**
+   * Exporters in a metrics pipeline: which spooled metrics those pipelines carry, as the service
+   * composed them (`derived` when token_metrics feeds it, `received` when claude_code_otlp does).
+   */
+  metricsSource?: 'derived' | 'received';
   log: Logger;
   telemetry: ComponentTelemetry;
   host: Host;

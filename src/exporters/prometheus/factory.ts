@@ -1,5 +1,5 @@
-import type { ComponentFactory } from '../component.js';
-import { validatePrometheusExporterConfig, type PrometheusExporterConfig } from '../../exporters/prometheus/config.js';
+import type { ComponentFactory } from '../../component/component.js';
+import { validatePrometheusExporterConfig, type PrometheusExporterConfig } from './config.js';
 
 /** The `prometheus` exporter (src/exporters/prometheus/): the derived counters in Prometheus text format. */
 export const prometheusExporterFactory: ComponentFactory<PrometheusExporterConfig> | undefined = {
@@ -7,5 +7,5 @@ export const prometheusExporterFactory: ComponentFactory<PrometheusExporterConfi
   type: 'prometheus',
   defaultConfig: () => validatePrometheusExporterConfig(undefined, 'exporters.prometheus'),
   validate: (raw, path) => validatePrometheusExporterConfig(raw, path),
-  create: async (cfg, settings) => new (await import('../../exporters/prometheus/exporter.js')).PrometheusExporter(cfg, settings),
+  create: async (cfg, settings) => new (await import('./exporter.js')).PrometheusExporter(cfg, settings),
 };

@@ -1,5 +1,5 @@
-import { validateHealthCheckConfig, type HealthCheckConfig } from '../../extensions/health-check/config.js';
-import type { ComponentFactory } from '../component.js';
+import { validateHealthCheckConfig, type HealthCheckConfig } from './config.js';
+import type { ComponentFactory } from '../../component/component.js';
 
 export const healthCheckFactory: ComponentFactory<HealthCheckConfig> = {
   kind: 'extension',
@@ -7,5 +7,5 @@ export const healthCheckFactory: ComponentFactory<HealthCheckConfig> = {
   defaultConfig: () => validateHealthCheckConfig(undefined, 'extensions.health_check'),
   validate: (raw, path) => validateHealthCheckConfig(raw, path),
   // Loaded on use, so commands that only read the configuration do not load express.
-  create: async (cfg, settings) => new (await import('../../extensions/health-check/extension.js')).HealthCheckExtension(cfg, settings),
+  create: async (cfg, settings) => new (await import('./extension.js')).HealthCheckExtension(cfg, settings),
 };

@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
-import { validateLocalReceiverConfig, type LocalReceiverConfig } from '../../config/local-receiver.js';
-import { LocalCollector } from '../../receivers/claude-code-local/pass.js';
-import { defaultWorkers } from '../../receivers/claude-code-local/session-pool.js';
-import type { Component, ComponentFactory, ComponentSettings, PassContext, StageResult } from '../component.js';
+import { validateLocalReceiverConfig, type LocalReceiverConfig } from './config.js';
+import { LocalCollector } from './pass.js';
+import { defaultWorkers } from './session-pool.js';
+import type { Component, ComponentFactory, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
 
 /**
  * The local receiver inside the service: one collection pass per service pass, in the land stage.
  * It has no `stopIntake`: it takes nothing in between passes, so on shutdown the final pass's
  * land stage is what collects the lines written since the last pass.
  */
-class LocalReceiverComponent implements Component {
+export class LocalReceiverComponent implements Component {
   private readonly collector: LocalCollector;
 
   constructor(private readonly cfg: LocalReceiverConfig, private readonly s: ComponentSettings) {
@@ -48,12 +48,3 @@ class LocalReceiverComponent implements Component {
     await this.collector.close();
   }
 }
-
-export const claudeCodeLocalFactory: ComponentFactory<LocalReceiverConfig> = {
-  kind: 'receiver',
-  type: 'claude_code_local',
-  defaultConfig: () => validateLocalReceiverConfig(undefined, 'receivers.claude_code_local', process.env),
-  validate: (raw, path, ctx) => validateLocalReceiverConfig(raw, path, ctx.env),
-  create: (cfg, settings) => new LocalReceiverComponent(cfg, settings),
-  passInterval: (cfg) => cfg.intervalMs,
-};

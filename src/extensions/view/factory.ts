@@ -1,5 +1,5 @@
-import { defaultViewConfig, validateViewConfig, type ViewConfig } from '../../extensions/view/config.js';
-import type { Component, ComponentFactory, ComponentSettings } from '../component.js';
+import { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
+import type { Component, ComponentFactory, ComponentSettings } from '../../component/component.js';
 
 /**
  * The view inside the service. Express and the page load only when the extension is created,
@@ -11,7 +11,7 @@ export const viewFactory: ComponentFactory<ViewConfig> = {
   defaultConfig: () => defaultViewConfig(),
   validate: (raw, path) => validateViewConfig(raw, path),
   create: async (cfg: ViewConfig, s: ComponentSettings): Promise<Component> => {
-    const { ViewExtension } = await import('../../extensions/view/extension.js');
+    const { ViewExtension } = await import('./extension.js');
     const log = s.log as unknown as Record<string, (msg: string, fields?: object) => void>;
     const ext = new ViewExtension(cfg, { storageRoot: s.storageRoot, log: (level, msg, fields) => log[level]?.call(s.log, msg, fields) });
     return { start: () => ext.start(), shutdown: () => ext.shutdown(), addresses: () => ({ view: ext.address() }) };

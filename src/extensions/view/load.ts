@@ -7,18 +7,18 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { checkHeader } from '../session-data/encode.js';
-import type { Closing, Header, SdRecord } from '../session-data/types.js';
+import { checkHeader } from '../../formats/session-data/encode.js';
+import type { Closing, Header, SdRecord } from '../../formats/session-data/types.js';
 import { SessionDataError } from '../../util/errors.js';
-import { decodeRound } from '../session-flow/decode.js';
-import { chainInputDigest } from '../session-flow/encode.js';
-import { applyRound, emptyFold } from '../session-flow/fold.js';
-import type { Ref, Round } from '../session-flow/types.js';
+import { decodeRound } from '../../formats/session-flow/decode.js';
+import { chainInputDigest } from '../../formats/session-flow/encode.js';
+import { applyRound, emptyFold } from '../../formats/session-flow/fold.js';
+import type { Ref, Round } from '../../formats/session-flow/types.js';
 import { listRounds } from '../../storage/chain.js';
 import { listLanded } from '../../storage/landed-files.js';
 import { AszError } from '../../util/errors.js';
-import type { RecordReader, ViewInput } from './build.js';
-import type { ViewFile, ViewRound, ViewState } from './types.js';
+import type { RecordReader, ViewInput } from '../../formats/view/build.js';
+import type { ViewFile, ViewRound, ViewState } from '../../formats/view/types.js';
 
 /** No such conversation, or nothing in it can be shown. `status` is the HTTP answer. */
 export class ViewUnavailable extends AszError {

@@ -5,9 +5,9 @@
  * and `type`. The request is built from the message types in proto/; the same points always
  * give the same bytes (no wall-clock time is read here).
  */
-import { otlpTypes } from '../../otlp/proto.js';
-import { nanos } from '../../exporters/otlp/encode.js';
-import { SCOPE_NAME, aszcolVersion } from '../../exporters/otlp/identity.js';
+import { otlpTypes } from './proto.js';
+import { nanos } from './values.js';
+import { SCOPE_NAME, aszcolVersion } from './identity.js';
 
 export const METRIC_NAME = 'claude_code.token.usage';
 export const METRIC_DESCRIPTION = 'Number of tokens used';

@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { validateOtlpReceiverConfig, defaultOtlpReceiverConfig, type OtlpReceiverConfig } from '../../receivers/claude-code-otlp/config.js';
-import type { OtlpReceiver, OtlpReceiverStats } from '../../receivers/claude-code-otlp/index.js';
-import type { Component, ComponentFactory, ComponentSettings, StageResult, TelemetrySignal } from '../component.js';
+import { validateOtlpReceiverConfig, defaultOtlpReceiverConfig, type OtlpReceiverConfig } from './config.js';
+import type { OtlpReceiver, OtlpReceiverStats } from './index.js';
+import type { Component, ComponentFactory, ComponentSettings, StageResult, TelemetrySignal } from '../../component/component.js';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
 /** The journal's own metrics, one set per registry (every OTLP receiver instance is a label). */
@@ -29,14 +29,14 @@ const LAND_WAIT_MS = 10_000;
  * was answered before the pass began has landed, so the parse stage that follows sees it, and
  * carries the receiver's counters into the service's metrics (as deltas of its totals).
  */
-class OtlpReceiverComponent implements Component {
+export class OtlpReceiverComponent implements Component {
   private receiver: OtlpReceiver | undefined;
   private last: OtlpReceiverStats | undefined;
 
   constructor(private readonly cfg: OtlpReceiverConfig, private readonly s: ComponentSettings) {}
 
   async start(): Promise<void> {
-    const { OtlpReceiver } = await import('../../receivers/claude-code-otlp/receiver.js');
+    const { OtlpReceiver } = await import('./receiver.js');
     const log = this.s.log;
     this.receiver = new OtlpReceiver(this.cfg, { storageRoot: this.s.storageRoot, name: this.s.id, log: (level, msg, fields) => log[level](msg, fields) });
     await this.receiver.start();
@@ -115,11 +115,3 @@ class OtlpReceiverComponent implements Component {
     return out;
   }
 }
-
-export const claudeCodeOtlpFactory: ComponentFactory<OtlpReceiverConfig> = {
-  kind: 'receiver',
-  type: 'claude_code_otlp',
-  defaultConfig: defaultOtlpReceiverConfig,
-  validate: (raw, path) => validateOtlpReceiverConfig(raw, path),
-  create: (cfg, settings) => new OtlpReceiverComponent(cfg, settings),
-};

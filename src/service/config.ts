@@ -1,16 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { expandEnv } from './env.js';
-import { ConfigErrors } from './errors.js';
-import { validateLocalReceiverConfig, type LocalReceiverConfig } from './local-receiver.js';
-import { bool, describe, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from './reader.js';
+import { expandEnv } from '../config/env.js';
+import { ConfigErrors } from '../config/errors.js';
+import { bool, describe, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from '../config/reader.js';
 import { ConfigError } from '../util/errors.js';
-import { PIPELINE_TYPES, SECTION, type ComponentFactory, type ComponentKind, type PipelineType } from '../service/component.js';
-import { LOG_LEVELS, type LogLevel } from '../service/log.js';
-import { REGISTRY, findType, type Registry } from '../service/registry.js';
-
-export { resolveSourceRoot, type LocalReceiverConfig } from './local-receiver.js';
+import { PIPELINE_TYPES, SECTION, type ComponentFactory, type ComponentKind, type PipelineType } from '../component/component.js';
+import { LOG_LEVELS, type LogLevel } from '../component/log.js';
+import { findType, type Registry } from '../component/known-types.js';
 
 /** One configured component instance: `receivers.claude_code_otlp`, `exporters.otlp/oap`. */
 export interface ComponentConfig {
@@ -57,11 +54,6 @@ export interface AszConfig {
   /** The file it came from, or `(embedded default)`. */
   source: string;
   storageRoot: string;
-  /**
-   * The `claude_code_local` receiver's settings, for the one-shot commands (collect, sources …):
-   * the instance named `claude_code_local`, else the first `claude_code_local/…`, else defaults.
-   */
-  local: LocalReceiverConfig;
   /** Every configured, valid component, in YAML order. */
   components: ComponentConfig[];
   /** Configured components no pipeline (or `service.extensions`) uses; they are not started. */
@@ -81,7 +73,7 @@ const ID = /^([a-z][a-z0-9_]*)(?:\/([A-Za-z0-9_.-]+))?$/;
  * OTLP receiver on 127.0.0.1:4317/4318, the assembler and the view, health on 127.0.0.1:13133,
  * no export. Components not registered in this build are left out, so the default always runs.
  */
-export function embeddedDefaultYaml(registry: Registry = REGISTRY): string {
+export function embeddedDefaultYaml(registry: Registry): string {
   const has = (kind: ComponentKind, type: string) => findType(registry, kind, type)?.factory !== undefined;
   const receivers = ['claude_code_local', ...(has('receiver', 'claude_code_otlp') ? ['claude_code_otlp'] : [])];
   const processors = has('processor', 'assembler') ? ['assembler'] : [];
@@ -123,9 +115,6 @@ export function embeddedDefaultYaml(registry: Registry = REGISTRY): string {
   );
   return lines.join('\n') + '\n';
 }
-
-/** Kept for callers that printed the embedded default. */
-export const DEFAULT_CONFIG_YAML = embeddedDefaultYaml();
 
 class Problems {
   readonly list: ConfigError[] = [];
@@ -284,7 +273,7 @@ function readService(raw: Record<string, unknown>, comps: Record<ComponentKind, 
  * Parses, expands `${env:…}`, validates every section (through each component type's factory)
  * and applies defaults. Throws ConfigErrors listing every problem, each at its exact path.
  */
-export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, file = EMBEDDED_DEFAULT, registry: Registry = REGISTRY): AszConfig {
+export function parseConfig(text: string, env: NodeJS.ProcessEnv, file: string, registry: Registry): AszConfig {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length) {
     const e = doc.errors[0]!;
@@ -318,12 +307,9 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   const components = KINDS.flatMap((k) => comps[k].valid);
   const unused = components.filter((c) => !used.has(`${c.kind}:${c.id}`)).map((c) => c.path);
 
-  const locals = comps.receiver.valid.filter((c) => c.type === 'claude_code_local');
-  const local = (locals.find((c) => c.id === 'claude_code_local') ?? locals[0])?.config as LocalReceiverConfig | undefined;
   return {
     source: file,
     storageRoot: resolve(root),
-    local: local ?? validateLocalReceiverConfig(undefined, 'receivers.claude_code_local', env),
     components,
     unused,
     service,
@@ -331,7 +317,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   };
 }
 
-export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env, registry: Registry = REGISTRY): AszConfig {
+export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv, registry: Registry): AszConfig {
   if (!file) return parseConfig(embeddedDefaultYaml(registry), env, EMBEDDED_DEFAULT, registry);
   let text: string;
   try {

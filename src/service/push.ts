@@ -5,13 +5,13 @@
  * an exporter that sends metrics has pushed, the spool files every consumer the configuration
  * names has taken are removed (spool-retention.ts), even when only one exporter was asked for.
  */
-import type { AszConfig, ComponentConfig } from '../../config/config.js';
-import type { TokenMetricsConfig } from '../../processors/token-metrics/config.js';
-import { deriveTokenUsage, type DeriveReport } from '../../processors/token-metrics/derive.js';
-import type { OtlpExporterConfig } from './config.js';
-import { Pusher, type PushReport } from './pusher.js';
-import { metricsSourceOf } from './source.js';
-import { scopeFromConfig, SpoolRetention, type RetentionScope } from './spool-retention.js';
+import type { AszConfig, ComponentConfig } from './config.js';
+import type { TokenMetricsConfig } from '../processors/token-metrics/config.js';
+import { deriveTokenUsage, type DeriveReport } from '../processors/token-metrics/derive.js';
+import { endpointKey, type OtlpExporterConfig } from '../exporters/otlp/config.js';
+import { Pusher, type PushReport } from '../exporters/otlp/pusher.js';
+import { SpoolRetention, type MetricsConsumer, type ReaderRef, type RetentionScope } from '../exporters/otlp/spool-retention.js';
+import { carriesSessions, metricsSourceOf, tokenMetricsFeeding } from './pipelines.js';
 
 export interface PushTarget {
   id: string;
@@ -22,7 +22,24 @@ export interface PushTarget {
   retention?: { sweeper: SpoolRetention; scope: RetentionScope };
 }
 
-const pipelineType = (id: string) => id.split('/')[0];
+/** The spool's consumers the configuration names; no reader runs in this process, so none can be asked. */
+export function scopeFromConfig(cfg: AszConfig): RetentionScope {
+  const used = new Set(cfg.service.pipelines.flatMap((p) => p.exporters));
+  const consumers: MetricsConsumer[] = [];
+  const readers: ReaderRef[] = [];
+  for (const c of cfg.components) {
+    if (c.kind !== 'exporter' || !used.has(c.id)) continue;
+    const source = metricsSourceOf(cfg, c.id);
+    if (!source) continue;
+    if (c.type === 'otlp') {
+      const ec = c.config as OtlpExporterConfig;
+      if (ec.metrics) consumers.push({ id: c.id, endpoint: endpointKey(ec), source, retention: ec.spoolRetention });
+    } else if (c.type === 'prometheus') {
+      readers.push({ id: c.id, source });
+    }
+  }
+  return { consumers, readers };
+}
 
 /** The otlp exporters in the configuration's pipelines (or the one named), ready to push. */
 export function pushTargets(cfg: AszConfig, only?: string): { targets: PushTarget[]; error?: string } {
@@ -39,15 +56,9 @@ export function pushTargets(cfg: AszConfig, only?: string): { targets: PushTarge
   const retention = { sweeper: new SpoolRetention(cfg.storageRoot), scope: scopeFromConfig(cfg) };
   const targets = chosen.map((c) => {
     const ec = c.config as OtlpExporterConfig;
-    const pipelines = cfg.service.pipelines.filter((p) => p.exporters.includes(c.id));
-    // An exporter named on the command line but in no pipeline sends the landed files and rounds.
-    const logs = ec.logs && (pipelines.length === 0 || pipelines.some((p) => pipelineType(p.id) === 'sessions'));
+    const logs = ec.logs && carriesSessions(cfg, c.id);
     const metrics = ec.metrics ? metricsSourceOf(cfg, c.id) : undefined;
-    const derive = metrics === 'derived'
-      ? [...new Set(pipelines.filter((p) => p.type === 'metrics').flatMap((p) => p.processors))]
-        .map((id) => cfg.components.find((x) => x.kind === 'processor' && x.id === id))
-        .filter((x): x is ComponentConfig => x?.type === 'token_metrics').map((x) => x.config as TokenMetricsConfig)
-      : [];
+    const derive: TokenMetricsConfig[] = metrics === 'derived' ? tokenMetricsFeeding(cfg, c.id) : [];
     return { id: c.id, derive, pusher: new Pusher({ root: cfg.storageRoot, cfg: ec, logs, metrics }), ...(metrics ? { retention } : {}) };
   });
   return { targets };

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join as joinPath, resolve } from 'node:path';
-import { ConfigError } from '../util/errors.js';
-import { bytes, duration, int, join, mapping, str, strList } from './reader.js';
+import { ConfigError } from '../../util/errors.js';
+import { bytes, duration, int, join, mapping, str, strList } from '../../config/reader.js';
 
 /** The `receivers.claude_code_local` section, typed. */
 export interface LocalReceiverConfig {

@@ -1,0 +1,200 @@
+/** Collecting one discovered session: its sources landed under its lock, and the report of a pass. */
+import { existsSync, statSync, readdirSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { discover, type DiscoveredSession, type DiscoveryResult, type SessionFilter, type SourceFile } from '../../adapters/claude-code/discovery.js';
+import { ADAPTER, DIALECT, convertJournalLine, convertManifest, convertScript, convertSidecar, convertTranscriptLine } from '../../adapters/claude-code/dialect.js';
+import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
+import { collectSnapshotSource } from '../../storage/snapshot-source.js';
+import { loadCursor, saveCursor } from '../../storage/cursor.js';
+import { FileLock } from '../../storage/lock.js';
+import { readIndexState, updateIndex } from '../../storage/index.js';
+import { isSessionEntryName, landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
+import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
+import type { LandingTarget } from '../../storage/landing.js';
+import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
+
+export interface LocalCollectOptions {
+  root: string;
+  sourceRoot: string;
+  filter: SessionFilter;
+  maxDeltaBytes: number;
+  maxWindows?: number;
+  /** Test hook, see `AppendSourceSpec.afterLand`. */
+  afterLand?: () => void;
+  /** The header's `adapter` (a scenario `sd` build lands under its own name). */
+  adapter?: string;
+  /** The clock stamps come from (a scenario build with a fixed time lands byte-identical files). */
+  clock?: () => bigint;
+}
+
+export interface PassReport {
+  sessions: number;
+  sources: number;
+  landedFiles: number;
+  landedRecords: number;
+  /** Source bytes consumed this pass. */
+  landedBytes: number;
+  /** Sessions another process held the lock of. */
+  busy: number;
+  /** Sources with complete lines left after this pass's window limit. */
+  pending: number;
+  /** Cursors in conflict, counted over every source this pass looked at. */
+  conflicts: number;
+  /** Conflicts found this pass, named once; later passes only count them. */
+  newConflicts: { source: string; reason: string }[];
+  sourceGone: number;
+  filteredOut: number;
+  errors: { where: string; message: string }[];
+  durationMs: number;
+}
+
+function target(root: string, s: SourceFile, stamp: string, at: string, adapter = ADAPTER): LandingTarget {
+  const header: LandingTarget['header'] = { kind: s.kind, adapter, dialect: DIALECT, src: s.rel, session: s.session };
+  if (s.area === 'streams') header.stream = s.stream;
+  if (s.batch) header.batch = s.batch;
+  return { dir: join(root, s.session, s.area, s.areaName), prefix: s.prefix, stamp, at, header };
+}
+
+function converterFor(s: SourceFile): (b: Buffer) => ReturnType<typeof convertTranscriptLine> {
+  switch (s.kind) {
+    case 'transcript': return convertTranscriptLine;
+    case 'journal': return (b) => convertJournalLine(b, s.batch!);
+    case 'agent_meta': return (b) => convertSidecar(b, s.stream!);
+    case 'workflow_manifest': return (b) => convertManifest(b, s.batch!);
+    case 'workflow_script': return (b) => convertScript(b, s.batch!, s.label);
+    default: throw new Error(`no converter for ${s.kind}`);
+  }
+}
+
+/** Removes temporary files a crashed writer left; safe only under the session's lock. */
+function sweepTemporaries(root: string, session: string): void {
+  for (const { dir } of landedDirs(root, session)) {
+    for (const name of listDir(dir)) if (name.startsWith('.tmp-')) try { unlinkSync(join(dir, name)); } catch { /* ignore */ }
+  }
+}
+
+/**
+ * The cursors of a session whose files discovery no longer lists: each `active` one whose file
+ * is gone becomes `source_gone`. A permission error is not a missing file, so it leaves the cursor.
+ */
+export function markPruned(root: string, sourceRoot: string, session: string, listed: Set<string>, report: PassReport): void {
+  // The OTLP receiver's cursors name no source file of this adapter's: they are left alone.
+  for (const { dir, otlp } of landedDirs(root, session)) {
+    if (otlp) continue;
+    for (const name of listDir(dir)) {
+      if (!name.endsWith('.cursor')) continue;
+      const path = join(dir, name);
+      const c = loadCursor(path);
+      if (!c || c.state !== 'active' || listed.has(c.source)) continue;
+      try {
+        statSync(join(sourceRoot, c.source));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          saveCursor(path, { ...c, state: 'source_gone', updated_at: rfc3339(nowNs()) });
+          report.sourceGone++;
+        }
+      }
+    }
+  }
+}
+
+export function countConflicts(root: string, session: string): number {
+  let n = 0;
+  for (const { dir } of landedDirs(root, session)) {
+    for (const name of listDir(dir)) if (name.endsWith('.cursor') && loadCursor(join(dir, name))?.state === 'conflict') n++;
+  }
+  return n;
+}
+
+export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport): void {
+  report.sessions++;
+  const lock = new FileLock(sessionLockPath(o.root, s.id));
+  if (!lock.tryAcquire()) {
+    report.busy++;
+    return;
+  }
+  try {
+    sweepTemporaries(o.root, s.id);
+    const counter = new SequenceCounter(o.root, s.id);
+    const firstSeq = counter.peek();
+    const passNs = (o.clock ?? nowNs)();
+    const stamp = compactStamp(passNs);
+    const at = rfc3339(passNs);
+    const now = () => rfc3339((o.clock ?? nowNs)());
+    const claimed = new Map<string, string>();
+    const listed = new Set<string>();
+    // Main transcript first, then children, runs: the order files land in within a pass.
+    const order = (x: SourceFile) => (x.area === 'streams' && x.stream === 'main' ? 0 : x.area === 'streams' ? 1 : 2);
+    const sources = [...s.sources].sort((a, b) => order(a) - order(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    for (const src of sources) {
+      report.sources++;
+      listed.add(src.rel);
+      const t = target(o.root, src, stamp, at, o.adapter);
+      const key = `${src.area}/${src.areaName}/${src.prefix}`;
+      const owner = claimed.get(key);
+      if (owner !== undefined) {
+        // Two source files would share one stream or run directory: refuse the second rather than mix them behind one cursor.
+        recordOutcome(report, src, { status: 'conflict', reason: `${src.rel} and ${owner} would both land in ${key}`, known: false });
+        continue;
+      }
+      claimed.set(key, src.rel);
+      const cursorPath = join(t.dir, `${src.prefix}.cursor`);
+      let outcome: SourceOutcome;
+      try {
+        outcome = src.reading === 'append'
+          ? collectAppendSource({ path: src.path, rel: src.rel, target: t, maxDeltaBytes: o.maxDeltaBytes, maxWindows: o.maxWindows, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand }, cursorPath)
+          : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
+      } catch (err) {
+        report.errors.push({ where: src.path, message: (err as Error).message });
+        continue;
+      }
+      recordOutcome(report, src, outcome);
+    }
+    markPruned(o.root, o.sourceRoot, s.id, listed, report);
+    // The index follows what landed; after a crash it catches up with every file above indexed_seq.
+    if ((readIndexState(o.root, s.id)?.indexedSeq ?? 0) < counter.peek() - 1) {
+      const { problems } = updateIndex(o.root, s.id);
+      for (const p of problems) report.errors.push({ where: join(o.root, s.id, 'index'), message: p });
+    }
+    if (counter.peek() !== firstSeq || !loadSessionState(o.root, s.id)) {
+      saveSessionState(o.root, s.id, { next_seq: counter.peek(), liveness: 'unknown', last_scan: at });
+    }
+  } catch (err) {
+    report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
+  } finally {
+    lock.release();
+  }
+}
+
+
+function recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutcome): void {
+  switch (outcome.status) {
+    case 'landed':
+      report.landedFiles += outcome.files;
+      report.landedRecords += outcome.records;
+      report.landedBytes += outcome.bytes;
+      if (outcome.pending) report.pending++;
+      break;
+    case 'source_gone':
+      report.sourceGone++;
+      break;
+    case 'conflict':
+      report.conflicts++;
+      if (!outcome.known) report.newConflicts.push({ source: src.rel, reason: outcome.reason });
+      break;
+  }
+}
+export function emptyReport(): PassReport {
+  return {
+    sessions: 0, sources: 0, landedFiles: 0, landedRecords: 0, landedBytes: 0, busy: 0, pending: 0, conflicts: 0,
+    newConflicts: [], sourceGone: 0, filteredOut: 0, errors: [], durationMs: 0,
+  };
+}
+
+/** Adds one session's counts into a pass report. */
+export function mergeReport(into: PassReport, from: PassReport): void {
+  for (const k of ['sessions', 'sources', 'landedFiles', 'landedRecords', 'landedBytes', 'busy', 'pending', 'conflicts', 'sourceGone'] as const) into[k] += from[k];
+  into.newConflicts.push(...from.newConflicts);
+  into.errors.push(...from.errors);
+}
+
