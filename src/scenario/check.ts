@@ -21,7 +21,7 @@ import type { Scenario } from './model.js';
 import { ScenarioRoot, type Format } from './run.js';
 import { buildView } from '../formats/view/build.js';
 import { loadViewInput } from '../extensions/view/load.js';
-import { checkPushKinds, pushKinds } from '../exporters/otlp/scenario-check.js';
+import { checkPushKinds, pushKinds } from './push-check.js';
 
 export interface Failure {
   where: string;

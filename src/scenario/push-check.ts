@@ -4,7 +4,7 @@
  * so the push runs on a worker thread and this waits for its answer.
  */
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import type { TransportResult } from './scenario-push-worker.js';
+import type { TransportResult } from './push-worker.js';
 
 export interface PushKindsFailure {
   where: string;
@@ -18,7 +18,7 @@ const TIMEOUT_MS = 120_000;
 export function checkPushKinds(root: string, kinds: readonly string[]): PushKindsFailure[] {
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
-  const worker = new Worker(new URL('./scenario-push-worker.js', import.meta.url), { workerData: { root, flag, port: port2 }, transferList: [port2] });
+  const worker = new Worker(new URL('./push-worker.js', import.meta.url), { workerData: { root, flag, port: port2 }, transferList: [port2] });
   try {
     const waited = Atomics.wait(flag, 0, 0, TIMEOUT_MS);
     const msg = receiveMessageOnPort(port1)?.message as { results: TransportResult[]; error?: string } | undefined;

@@ -10,10 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workerData, type MessagePort } from 'node:worker_threads';
-import { encodeResponse } from '../../otlp/codec.js';
-import { GRPC_SERVICE, otlpTypes } from '../../otlp/proto.js';
-import { validateOtlpExporterConfig } from './config.js';
-import { Pusher } from './pusher.js';
+import { encodeResponse } from '../otlp/codec.js';
+import { GRPC_SERVICE, otlpTypes } from '../otlp/proto.js';
+import { validateOtlpExporterConfig } from '../exporters/otlp/config.js';
+import { Pusher } from '../exporters/otlp/pusher.js';
 
 export interface TransportResult {
   protocol: 'grpc' | 'http';
