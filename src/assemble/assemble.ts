@@ -75,6 +75,7 @@ export function headerCounts(nodes: Iterable<{ kind?: string; attrs?: Record<str
       case 'stream': streams++; if (n.attrs?.role === 'child') subagents++; break;
       case 'segment': segments++; break;
       case 'llm.call': llm_calls++; break;
+      default: break; // every other kind counts only as a step, below
     }
     if ((n.kind === 'tool' || n.kind === 'agent.call') && n.attrs?.name === 'Bash') bash_runs++;
     if (n.kind && !STRUCTURE_KINDS.has(n.kind)) steps++;

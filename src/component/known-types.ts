@@ -11,6 +11,7 @@ export interface KnownType {
   type: string;
   /** Pipeline types it may appear in; empty for extensions. */
   pipelines: readonly PipelineType[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one table holds every type's factory; each checks its own config in validate()
   factory: ComponentFactory<any> | undefined;
 }
 

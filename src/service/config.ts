@@ -19,6 +19,7 @@ export interface ComponentConfig {
   path: string;
   /** What the factory's `validate` returned. */
   config: unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the factory's config type is erased here; `config` above came from its own validate()
   factory: ComponentFactory<any>;
 }
 

@@ -54,7 +54,7 @@ export class Service implements Host {
       try {
         this.telemetryAddress = await this.telemetry.serve(addr);
       } catch (err) {
-        throw new Error(`service.telemetry.metrics.address: ${(err as Error).message}`);
+        throw new Error(`service.telemetry.metrics.address: ${(err as Error).message}`, { cause: err });
       }
       this.log.info('self-telemetry served', { address: this.telemetryAddress, path: '/metrics' });
     }
@@ -70,7 +70,7 @@ export class Service implements Host {
           telemetry: this.telemetry.forComponent(c.id, c.kind), host: this, shutdownTimeoutMs: this.cfg.service.shutdownTimeoutMs,
         });
       } catch (err) {
-        throw new Error(`${name} could not be created: ${(err as Error).message}`);
+        throw new Error(`${name} could not be created: ${(err as Error).message}`, { cause: err });
       }
       this.instances.push({ id: c.id, kind: c.kind, component, log, state: 'created' });
     }
@@ -82,7 +82,7 @@ export class Service implements Host {
         inst.state = 'failed';
         inst.error = (err as Error).message;
         inst.log.error('component failed to start', { error: err });
-        throw new Error(`${inst.kind}s/${inst.id} failed to start: ${inst.error}`);
+        throw new Error(`${inst.kind}s/${inst.id} failed to start: ${inst.error}`, { cause: err });
       }
       inst.state = 'started';
       inst.addresses = inst.component.addresses?.();

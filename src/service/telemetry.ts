@@ -53,21 +53,20 @@ export class ServiceTelemetry {
   }
 
   forComponent(id: string, kind: ComponentKind): ComponentTelemetry {
-    const t = this;
     if (kind === 'receiver') this.landedC.inc({ receiver: id }, 0);
     if (kind === 'exporter') for (const s of SIGNALS) this.sentC.get(s)!.inc({ exporter: id }, 0);
     const tr = (transport?: string) => (transport ? { transport } : {});
     return {
       registry: this.registry,
-      accepted: (s, n, transport) => t.accepted.get(s)!.inc({ receiver: id, ...tr(transport) }, n),
-      refused: (s, n, reason, transport) => t.refused.get(s)!.inc({ receiver: id, ...(reason ? { reason } : {}), ...tr(transport) }, n),
-      requests: (n, transport) => t.requestsC.inc({ receiver: id, transport }, n),
-      refusedRequests: (n, reason) => t.refusedRequestsC.inc({ receiver: id, reason }, n),
-      spoolBytes: (n) => t.spool.set({ receiver: id }, n),
-      landed: (n) => t.landedC.inc({ receiver: id }, n),
-      sourcesInConflict: (n) => t.conflicts.set({ receiver: id }, n),
-      sent: (s, n) => t.sentC.get(s)!.inc({ exporter: id }, n),
-      sendFailed: (s, n, reason) => t.failedC.get(s)!.inc({ exporter: id, reason }, n),
+      accepted: (s, n, transport) => this.accepted.get(s)!.inc({ receiver: id, ...tr(transport) }, n),
+      refused: (s, n, reason, transport) => this.refused.get(s)!.inc({ receiver: id, ...(reason ? { reason } : {}), ...tr(transport) }, n),
+      requests: (n, transport) => this.requestsC.inc({ receiver: id, transport }, n),
+      refusedRequests: (n, reason) => this.refusedRequestsC.inc({ receiver: id, reason }, n),
+      spoolBytes: (n) => this.spool.set({ receiver: id }, n),
+      landed: (n) => this.landedC.inc({ receiver: id }, n),
+      sourcesInConflict: (n) => this.conflicts.set({ receiver: id }, n),
+      sent: (s, n) => this.sentC.get(s)!.inc({ exporter: id }, n),
+      sendFailed: (s, n, reason) => this.failedC.get(s)!.inc({ exporter: id, reason }, n),
     };
   }
 

@@ -34,7 +34,7 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
   }
   if (prev?.state === 'conflict') return { status: 'conflict', reason: prev.reason ?? 'kept from an earlier pass', known: true };
   let raw: Buffer;
-  let mtime = 0;
+  let mtime: number;
   try {
     raw = readFileSync(spec.path);
     mtime = Math.floor(statSync(spec.path).mtimeMs / 1000);

@@ -30,7 +30,7 @@ export async function writeTranscript(path: string, session: string, target: num
   const ws = createWriteStream(path);
   let written = 0;
   let n = 0;
-  let parent: string | null = null;
+  let parent: string;
   const uuid = () => { n++; return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`; };
   const put = async (o: unknown) => {
     const line = JSON.stringify(o) + '\n';

@@ -22,8 +22,6 @@ function run(repeat: number): { mb: number; seconds: number; mbPerS: number; rss
     for (const m of text.matchAll(/: (\d+) bytes/g)) bytes += Number(m[1]);
     const rss = Number(/RSS=(\d+)/.exec(text)?.[1] ?? 0) / 1024;
     return { mb: +(bytes / 1e6).toFixed(1), seconds: +seconds.toFixed(2), mbPerS: +(bytes / 1e6 / seconds).toFixed(1), rssMb: +rss.toFixed(1) };
-  } catch (err) {
-    throw err;
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

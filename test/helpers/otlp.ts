@@ -3,6 +3,7 @@
  * the lab), built with the message types from proto/, and small raw clients for both transports
  * that send exact bytes (no SDK in between), for the receiver's tests and its benchmark.
  */
+import type { ChildProcess } from 'node:child_process';
 import { request as httpRequest, Agent } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
@@ -208,7 +209,7 @@ export function decodeRequest(signal: Signal, bytes: Uint8Array): Record<string,
 export interface RunnerProcess {
   addresses: { grpc?: string; http?: string; endpoint?: string };
   pid: number;
-  child: import('node:child_process').ChildProcess;
+  child: ChildProcess;
   stderr: () => string;
   /** SIGTERM, then the final stats the runner prints, and its exit code. */
   stop: () => Promise<{ code: number | null; stats?: Record<string, unknown> }>;

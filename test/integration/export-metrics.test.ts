@@ -4,7 +4,7 @@
  * Prometheus exporter serving the same totals.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import type { SdRecord } from '../../src/formats/session-data/types.js';

@@ -50,7 +50,7 @@ function validate(m: Manifest): void {
   try {
     new Model(m).validate();
   } catch (err) {
-    throw new Error(`${m.kind} ${m.metadata?.name}: ${(err as Error).message}`);
+    throw new Error(`${m.kind} ${m.metadata?.name}: ${(err as Error).message}`, { cause: err });
   }
 }
 

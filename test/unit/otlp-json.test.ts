@@ -7,7 +7,7 @@ import {
   JsonLogsSerializer, ProtobufLogsSerializer, JsonMetricsSerializer, ProtobufMetricsSerializer, JsonTraceSerializer, ProtobufTraceSerializer,
 } from '@opentelemetry/otlp-transformer';
 import { otlpJsonToProtobuf, protobufToOtlpJson, OtlpJsonError, toOtlpJson } from '../../src/otlp/json.js';
-import { checkedRequest, OtlpRequestError } from '../../src/otlp/codec.js';
+import { checkedRequest, type OtlpRequestError } from '../../src/otlp/codec.js';
 import { otlpTypes, requestType, type Signal } from '../../src/otlp/proto.js';
 import { ccLogsRequest, ccMetricsRequest } from '../helpers/otlp.js';
 

@@ -29,7 +29,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../util/errors.js';
 import { bool, bytes, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from '../../config/reader.js';
-import { parseDuration, parseDurationOrDays } from '../../util/units.js';
+import { parseDurationOrDays } from '../../util/units.js';
 
 export type Protocol = 'grpc' | 'http';
 export type Compression = 'none' | 'gzip';

@@ -5,7 +5,6 @@
  * Only names are listed here; files are read when their batch is built.
  */
 import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { listConversations, listRounds, CONVERSATIONS } from '../../storage/chain.js';
 import { listLanded } from '../../storage/landed-files.js';
 import { isSessionEntryName, parseLandedName } from '../../storage/layout.js';

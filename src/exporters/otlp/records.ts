@@ -114,8 +114,8 @@ function recordTimes(bytes: Buffer, from: number, to: number): { from?: Stamp; t
   let lo: Stamp | undefined, hi: Stamp | undefined;
   const consider = (text: string) => {
     if (loText !== undefined && hiText !== undefined && text.length === loText.length && text.length === hiText.length && PLAIN_UTC.test(text)) {
-      if (text < loText) loText = text, lo = undefined;
-      if (text > hiText) hiText = text, hi = undefined;
+      if (text < loText) { loText = text; lo = undefined; }
+      if (text > hiText) { hiText = text; hi = undefined; }
       return;
     }
     const ns = timeNs(text);

@@ -1,6 +1,6 @@
-import { validateAssemblerConfig, type AssemblerConfig } from './config.js';
+import type { AssemblerConfig } from './config.js';
 import { ParseThread } from './parse-thread.js';
-import type { Component, ComponentFactory, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
+import type { Component, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
 
 /**
  * The assembler inside the service: the parse stage of every pass, after landing, on a thread of

@@ -151,7 +151,7 @@ export function parseSession(o: ParseOptions): ParseResult {
 
 /** The whole conversation's counts, with the denominators a reader needs for tools and children. */
 function summarize(a: ReturnType<typeof assemble>): NonNullable<ParseResult['summary']> {
-  let talks = 0, runs = 0, steps = 0, toolsTotal = 0, toolsJoined = 0, children = 0;
+  let talks = 0, runs = 0, toolsTotal = 0, toolsJoined = 0, children = 0;
   for (const n of a.nodes.values()) {
     if (n.kind === 'talk') talks++;
     else if (n.kind === 'run') runs++;
@@ -161,7 +161,7 @@ function summarize(a: ReturnType<typeof assemble>): NonNullable<ParseResult['sum
     }
     if (n.kind === 'stream' && n.attrs?.role === 'child') children++;
   }
-  steps = headerCounts(a.nodes.values(), 0).steps;
+  const steps = headerCounts(a.nodes.values(), 0).steps;
   const orphans = [...a.unresolved.values()].filter((u) => u.kind === 'spawn_of_child' && u.state === 'open').length;
   const open = [...a.unresolved.values()].filter((u) => u.state === 'open').length;
   return { talks, runs, steps, tools: { joined: toolsJoined, total: toolsTotal }, children: { joined: children - orphans, total: children }, unresolved: open };

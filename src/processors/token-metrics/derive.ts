@@ -201,11 +201,10 @@ class SessionDerivation {
     for (const rec of records) if (rec.call) (calls.get(rec.call) ?? calls.set(rec.call, { frags: [] }).get(rec.call)!).frags.push(rec);
     // A call cut at the end of this file: read on while the next records are its fragments.
     const last = records[records.length - 1];
-    let cutAtEnd = false;
     if (last?.call && !decided.has(last.call)) {
       const x = last.call;
       const call = calls.get(x)!;
-      cutAtEnd = true;
+      let cutAtEnd = true;
       read: for (const g of after) {
         let recs: SdRecord[];
         try {

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { validateLocalReceiverConfig, type LocalReceiverConfig } from './config.js';
+import type { LocalReceiverConfig } from './config.js';
 import { LocalCollector } from './pass.js';
 import { defaultWorkers } from './session-pool.js';
-import type { Component, ComponentFactory, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
+import type { Component, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
 
 /**
  * The local receiver inside the service: one collection pass per service pass, in the land stage.

@@ -1,17 +1,9 @@
-import { existsSync, statSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { discover, type DiscoveredSession, type DiscoveryResult, type SessionFilter, type SourceFile } from '../../adapters/claude-code/discovery.js';
+import { discover, type DiscoveryResult } from '../../adapters/claude-code/discovery.js';
 import { SessionPool } from './session-pool.js';
-import { ADAPTER, DIALECT, convertJournalLine, convertManifest, convertScript, convertSidecar, convertTranscriptLine } from '../../adapters/claude-code/dialect.js';
-import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
-import { collectSnapshotSource } from '../../storage/snapshot-source.js';
-import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import { FileLock } from '../../storage/lock.js';
-import { readIndexState, updateIndex } from '../../storage/index.js';
-import { isSessionEntryName, landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
-import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
-import type { LandingTarget } from '../../storage/landing.js';
-import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
+import { isSessionEntryName, listDir, sessionLockPath } from '../../storage/layout.js';
 
 import { collectSession, countConflicts, emptyReport, markPruned, mergeReport, type LocalCollectOptions, type PassReport } from './session-collect.js';
 

@@ -1,14 +1,14 @@
 /** Collecting one discovered session: its sources landed under its lock, and the report of a pass. */
-import { existsSync, statSync, readdirSync, unlinkSync } from 'node:fs';
+import { statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { discover, type DiscoveredSession, type DiscoveryResult, type SessionFilter, type SourceFile } from '../../adapters/claude-code/discovery.js';
+import type { DiscoveredSession, SessionFilter, SourceFile } from '../../adapters/claude-code/discovery.js';
 import { ADAPTER, DIALECT, convertJournalLine, convertManifest, convertScript, convertSidecar, convertTranscriptLine } from '../../adapters/claude-code/dialect.js';
 import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import { FileLock } from '../../storage/lock.js';
 import { readIndexState, updateIndex } from '../../storage/index.js';
-import { isSessionEntryName, landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
+import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
@@ -182,6 +182,9 @@ function recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutco
       report.conflicts++;
       if (!outcome.known) report.newConflicts.push({ source: src.rel, reason: outcome.reason });
       break;
+    case 'unchanged':
+    case 'waiting':
+      break; // nothing landed and nothing to report
   }
 }
 export function emptyReport(): PassReport {

@@ -73,7 +73,7 @@ export class RetryWindow {
         // Never forget a request in flight; move it to the back.
         this.entries.delete(oldest);
         this.entries.set(oldest, e);
-        if ([...this.entries.values()].every((x) => x.inflight)) break;
+        if ([...this.entries.values()].every((x) => x.inflight !== undefined)) break;
         continue;
       }
       this.entries.delete(oldest);
