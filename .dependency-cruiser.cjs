@@ -54,10 +54,8 @@ module.exports = {
     {
       name: 'formats-no-fs',
       severity: 'error',
-      comment:
-        'formats are pure (text in, values out) so they can run in a worker or the browser; file reading belongs in storage. ' +
-        'Known exception: session-flow/decode.ts readRound() reads a file (used by storage/chain.ts); moving it into storage lifts the exception.',
-      from: { path: '^src/formats/', pathNot: '^src/formats/session-flow/decode\\.ts$' },
+      comment: 'formats are pure (text in, values out) so they can run in a worker or the browser; file reading belongs in storage.',
+      from: { path: '^src/formats/' },
       to: { dependencyTypes: ['core'], path: '^(node:)?fs(/promises)?$' },
     },
     {

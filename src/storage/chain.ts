@@ -1,6 +1,6 @@
-import { readdirSync, statSync, unlinkSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRound } from '../formats/session-flow/decode.js';
+import { decodeRound } from '../formats/session-flow/decode.js';
 import { applyRound, emptyFold, type Fold } from '../formats/session-flow/fold.js';
 import type { Round } from '../formats/session-flow/types.js';
 import { formatKv } from './kv-text.js';
@@ -53,7 +53,7 @@ export function loadChain(root: string, conversation: string, opts: { sweep?: bo
       if (opts.sweep && Date.now() - st.mtimeMs > 60_000) try { unlinkSync(r.path); } catch { /* ignore */ }
       continue;
     }
-    const round = readRound(r.path);
+    const round = decodeRound(readFileSync(r.path, 'utf8'), r.path);
     applyRound(fold, round, r.path);
     rounds.push(round);
     paths.push(r.path);

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { AszError } from '../../util/errors.js';
 import type { Commit, EntityFrame, Ref, Round, RoundHeader } from './types.js';
 import { SF_SCHEMA } from './types.js';
@@ -110,8 +109,4 @@ export function decodeRound(text: string, file = '(round)'): Round {
     throw new RoundError(file, undefined, `commit counts ${JSON.stringify(c)} do not match ${JSON.stringify(counts)}`);
   }
   return { header, frames, commit };
-}
-
-export function readRound(path: string): Round {
-  return decodeRound(readFileSync(path, 'utf8'), path);
 }
