@@ -14,9 +14,8 @@ export async function runView(opts: { config?: string; listen?: string }, io: Io
   if (!cfg) return EXIT.config;
   let vc: ViewConfig;
   try {
-    vc = opts.listen !== undefined
-      ? { endpoint: formatEndpoint(parseEndpoint(opts.listen, '--listen')) }
-      : validateViewConfig((cfg.raw.extensions as Record<string, unknown> | undefined)?.view, 'extensions.view');
+    vc = validateViewConfig((cfg.raw.extensions as Record<string, unknown> | undefined)?.view, 'extensions.view');
+    if (opts.listen !== undefined) vc = { ...vc, endpoint: formatEndpoint(parseEndpoint(opts.listen, '--listen')) };
   } catch (err) {
     if (err instanceof ConfigError) { io.err(`aszcol view: ${err.message}`); return EXIT.config; }
     throw err;

@@ -8,6 +8,7 @@ import { ConfigError } from '../util/errors.js';
 import { PIPELINE_TYPES, SECTION, type ComponentFactory, type ComponentKind, type PipelineType } from '../component/component.js';
 import { LOG_LEVELS, type LogLevel } from '../component/log.js';
 import { findType, type Registry } from '../component/known-types.js';
+import { allowedHosts } from '../component/http.js';
 
 /** One configured component instance: `receivers.claude_code_otlp`, `exporters.otlp/oap`. */
 export interface ComponentConfig {
@@ -40,7 +41,7 @@ export interface ServiceConfig {
   impliedPipelines: boolean;
   telemetry: {
     /** Where `/metrics` is served; undefined when `address: ""` turns it off. */
-    metrics: { address: Endpoint | undefined };
+    metrics: { address: Endpoint | undefined; allowedHosts: string[] };
     logs: { level: LogLevel };
   };
   shutdownTimeoutMs: number;
@@ -260,14 +261,15 @@ function readService(raw: Record<string, unknown>, comps: Record<ComponentKind, 
   });
   const { pipelines, implied } = readPipelines(svc, comps, registry, p);
   const tel = p.section(svc.telemetry, 'service.telemetry', ['metrics', 'logs']);
-  const met = p.section(tel.metrics, 'service.telemetry.metrics', ['address']);
+  const met = p.section(tel.metrics, 'service.telemetry.metrics', ['address', 'allowed_hosts']);
+  const hosts = p.try(() => allowedHosts(met.allowed_hosts, 'service.telemetry.metrics')) ?? [];
   const logs = p.section(tel.logs, 'service.telemetry.logs', ['level']);
   const addrText = p.try(() => str(met.address, 'service.telemetry.metrics.address', '127.0.0.1:8888'));
   const address = addrText ? p.try(() => parseEndpoint(addrText, 'service.telemetry.metrics.address')) : undefined;
   const level = (p.try(() => str(logs.level, 'service.telemetry.logs.level', 'info', { oneOf: LOG_LEVELS })) ?? 'info') as LogLevel;
   const shutdownTimeoutMs = p.try(() => duration(svc.shutdown_timeout, 'service.shutdown_timeout', 30_000, { minMs: 100, maxMs: 3_600_000 })) ?? 30_000;
   const finalPass = p.try(() => bool(svc.final_pass, 'service.final_pass', true)) ?? true;
-  return { extensions, pipelines, impliedPipelines: implied, telemetry: { metrics: { address }, logs: { level } }, shutdownTimeoutMs, finalPass };
+  return { extensions, pipelines, impliedPipelines: implied, telemetry: { metrics: { address, allowedHosts: hosts }, logs: { level } }, shutdownTimeoutMs, finalPass };
 }
 
 /**

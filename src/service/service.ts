@@ -52,7 +52,7 @@ export class Service implements Host {
     const addr = this.cfg.service.telemetry.metrics.address;
     if (addr) {
       try {
-        this.telemetryAddress = await this.telemetry.serve(addr);
+        this.telemetryAddress = await this.telemetry.serve(addr, this.cfg.service.telemetry.metrics.allowedHosts);
       } catch (err) {
         throw new Error(`service.telemetry.metrics.address: ${(err as Error).message}`, { cause: err });
       }

@@ -81,7 +81,7 @@ export class ServiceTelemetry {
   }
 
   /** Serves `/metrics`; returns the address it is bound to (port 0 picks a free one). */
-  async serve(at: Endpoint): Promise<string> {
+  async serve(at: Endpoint, allowedHosts: readonly string[] = []): Promise<string> {
     const app = express();
     app.disable('x-powered-by');
     app.get('/metrics', async (_req, res) => {
@@ -92,7 +92,7 @@ export class ServiceTelemetry {
         res.status(500).type('text/plain').send(`cannot collect metrics: ${(err as Error).message}\n`);
       }
     });
-    this.server = await listen(app, at.host, at.port);
+    this.server = await listen(app, at.host, at.port, { allowedHosts, configPath: 'service.telemetry.metrics.allowed_hosts' });
     const a = this.server.address() as AddressInfo;
     return formatEndpoint({ host: a.address, port: a.port });
   }

@@ -71,7 +71,7 @@ function generate(src: string): void {
 }
 
 async function browserFirstRender(root: string): Promise<{ cold_ms: number; warm_ms: number[]; view_response_ms: number; renders_ok: boolean }> {
-  const ext = new ViewExtension({ endpoint: '127.0.0.1:0' }, { storageRoot: root });
+  const ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
   await ext.start();
   const profile = mkdtempSync(join(tmpdir(), 'aszcol-bench-chromium-'));
   const ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1440, height: 900 } });

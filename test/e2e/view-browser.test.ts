@@ -59,7 +59,7 @@ describe('the view in headless Chromium', () => {
     } as never, []);
     mkdirSync(join(root, '_conversations', LEGACY, 'rounds'), { recursive: true });
     writeOnce(join(root, '_conversations', LEGACY, 'rounds', roundName(1, digest)), Buffer.from(text));
-    ext = new ViewExtension({ endpoint: '127.0.0.1:0' }, { storageRoot: root });
+    ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();
     url = `http://${ext.address()}`;
     ctx = await launch();

@@ -53,7 +53,7 @@ describe('the view API on real Claude Code sessions', () => {
     expect(p.stderr).toBe('');
     expect(p.code).toBe(0);
     requests = { parallel: readRequestLog(logs.parallel), delegate: readRequestLog(logs.delegate) };
-    ext = new ViewExtension({ endpoint: '127.0.0.1:0' }, { storageRoot: root });
+    ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();
     url = `http://${ext.address()}`;
     for (const id of [parallel, delegate, FIXTURE]) {
@@ -205,7 +205,7 @@ describe('the view API on real Claude Code sessions', () => {
   });
 
   test('a root with no conversations says how to fill it', async () => {
-    const empty = new ViewExtension({ endpoint: '127.0.0.1:0' }, { storageRoot: join(tempDir('aszcol-view-empty-'), 'data') });
+    const empty = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: join(tempDir('aszcol-view-empty-'), 'data') });
     await empty.start();
     try {
       const e = `http://${empty.address()}`;

@@ -121,7 +121,7 @@ describe('the pipeline YAML', () => {
     expect(cfg.components.find((c) => c.id === 'otlp/backup')).toMatchObject({ type: 'otlp', kind: 'exporter' });
     expect(cfg.service.pipelines.map((p) => p.id)).toEqual(['sessions', 'metrics']);
     expect(cfg.service.pipelines[1]).toEqual({ id: 'metrics', type: 'metrics', receivers: ['claude_code_local'], processors: ['token_metrics'], exporters: ['otlp/oap', 'prometheus'] });
-    expect(cfg.service.telemetry).toEqual({ metrics: { address: { host: '127.0.0.1', port: 0 } }, logs: { level: 'debug' } });
+    expect(cfg.service.telemetry).toEqual({ metrics: { address: { host: '127.0.0.1', port: 0 }, allowedHosts: [] }, logs: { level: 'debug' } });
     expect(cfg.service.shutdownTimeoutMs).toBe(90_000);
     expect(cfg.unused).toEqual([]);
   });
@@ -147,10 +147,10 @@ describe('the pipeline YAML', () => {
     expect(problems('storage: { root: x, mode: 1 }\n')).toEqual(['storage.mode: unknown key; allowed here: root']);
     expect(problems('service: { pipeline: {} }\n')).toEqual(['service.pipeline: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout, final_pass']);
     expect(problems('service: { telemetry: { traces: {} } }\n')).toEqual(['service.telemetry.traces: unknown key; allowed here: metrics, logs']);
-    expect(problems('service: { telemetry: { metrics: { level: none } } }\n')).toEqual(['service.telemetry.metrics.level: unknown key; allowed here: address']);
+    expect(problems('service: { telemetry: { metrics: { level: none } } }\n')).toEqual(['service.telemetry.metrics.level: unknown key; allowed here: address, allowed_hosts']);
     expect(problems('service: { pipelines: { sessions: { receivers: [claude_code_local], processor: [] } } }\n'))
       .toEqual(['service.pipelines.sessions.processor: unknown key; allowed here: receivers, processors, exporters']);
-    expect(problems('extensions:\n  health_check: { port: 1 }\n')).toEqual(['extensions.health_check.port: unknown key; allowed here: endpoint, path']);
+    expect(problems('extensions:\n  health_check: { port: 1 }\n')).toEqual(['extensions.health_check.port: unknown key; allowed here: endpoint, path, allowed_hosts']);
   });
 
   test('unknown types, bad ids', () => {

@@ -43,7 +43,7 @@ export class PrometheusExporter implements Component, SpoolReader {
     app.get(this.cfg.path, (_req, res, next) => {
       this.registry.metrics().then((text) => res.type(this.registry.contentType).send(text), next);
     });
-    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port);
+    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port, { allowedHosts: this.cfg.allowedHosts, configPath: `exporters.${this.s.id}.allowed_hosts` });
     const a = this.server.address() as AddressInfo;
     this.bound = formatEndpoint({ host: a.address, port: a.port });
   }

@@ -32,7 +32,7 @@ export class HealthCheckExtension implements Component {
         passes: st.passes,
       });
     });
-    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port);
+    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port, { allowedHosts: this.cfg.allowedHosts, configPath: `extensions.${this.s.id}.allowed_hosts` });
     const a = this.server.address() as AddressInfo;
     this.bound = formatEndpoint({ host: a.address, port: a.port });
   }

@@ -96,7 +96,7 @@ export class ViewExtension {
 
   async start(): Promise<void> {
     const ep = parseEndpoint(this.cfg.endpoint, 'extensions.view.endpoint');
-    this.server = await listen(this.app(), ep.host, ep.port);
+    this.server = await listen(this.app(), ep.host, ep.port, { allowedHosts: this.cfg.allowedHosts, configPath: 'extensions.view.allowed_hosts' });
     const a = this.server.address() as AddressInfo;
     this.bound = formatEndpoint({ host: a.address, port: a.port });
     this.ctx.log?.('info', 'view serving', { endpoint: this.bound, root: this.ctx.storageRoot });
