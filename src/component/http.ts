@@ -1,5 +1,5 @@
 import type express from 'express';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { formatEndpoint, join, strList } from '../config/reader.js';
 
@@ -40,7 +40,7 @@ export function hostAllowed(header: string | undefined, bindHost: string, allowe
   return allowed.some((a) => a === '*' || a === name || (a.startsWith('.') && name.endsWith(a)));
 }
 
-function refuseHost(req: IncomingMessage, res: import('node:http').ServerResponse, rule: HostRule): void {
+function refuseHost(req: IncomingMessage, res: ServerResponse, rule: HostRule): void {
   const name = hostName(req.headers.host ?? '');
   res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
   res.end(`Host ${JSON.stringify(name)} is not a name this server answers for; if it is yours, add it to ${rule.configPath}\n`);
