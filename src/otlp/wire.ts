@@ -143,7 +143,7 @@ export function validateMessage(buf: Uint8Array, type: Type, count: Type[] = [],
  * allocate for each), and it belongs to this walk alone: two walks alive at once cannot move
  * each other's. Fields set in the constructor keep V8's property access monomorphic.
  */
-class WireWalker {
+export class WireWalker {
   readonly buf: Uint8Array;
   at: number;
   /**
