@@ -279,25 +279,49 @@ export interface FieldSlice {
  */
 export function lengthDelimitedFields(buf: Uint8Array, start = 0, end = buf.length): FieldSlice[] {
   const out: FieldSlice[] = [];
-  const r = new WireWalker(buf, false, [], EMPTY_SLOTS);
-  r.at = start;
-  while (r.at < end) {
-    const tag = r.varint(end, 0);
+  const cursor = new SliceCursor(buf, start);
+  while (cursor.at < end) {
+    const tag = cursor.varint(end);
     const wt = tag & 7;
-    if (wt === WT_VARINT) r.varint(end, 0);
-    else if (wt === WT_I64) r.at += 8;
-    else if (wt === WT_I32) r.at += 4;
+    if (wt === WT_VARINT) cursor.varint(end);
+    else if (wt === WT_I64) cursor.at += 8;
+    else if (wt === WT_I32) cursor.at += 4;
     else if (wt === WT_LEN) {
-      const len = r.varint(end, 0);
-      out.push({ id: Math.floor(tag / 8), start: r.at, end: r.at + len });
-      r.at += len;
+      const len = cursor.varint(end);
+      out.push({ id: Math.floor(tag / 8), start: cursor.at, end: cursor.at + len });
+      cursor.at += len;
     } else throw new WireError('', `wire type ${wt} does not exist`);
   }
   return out;
 }
 
-/** No counts: for walks that only find fields. */
-const EMPTY_SLOTS = new Int16Array(0);
+/** A read position over bytes a walk already checked: only a cut short varint is refused, so a misuse cannot loop. */
+class SliceCursor {
+  readonly buf: Uint8Array;
+  at: number;
+
+  constructor(buf: Uint8Array, at: number) {
+    this.buf = buf;
+    this.at = at;
+  }
+
+  varint(end: number): number {
+    const buf = this.buf;
+    let at = this.at;
+    let value = 0;
+    let mul = 1;
+    for (;;) {
+      if (at >= end) throw new WireError('', 'truncated varint');
+      const b = buf[at++]!;
+      value += (b & 0x7f) * mul;
+      if (b < 0x80) {
+        this.at = at;
+        return value;
+      }
+      mul *= 128;
+    }
+  }
+}
 
 /** `wireOf` is exported for tests that build messages by hand. */
 export const wireOf = (kind: Kind) => WIRE_OF[kind];
