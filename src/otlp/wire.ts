@@ -98,6 +98,7 @@ class FieldTableMemo {
   }
 }
 
+/** One per thread: a table never changes once built, so every walk can share them. */
 const fieldTableMemo = new FieldTableMemo();
 
 /** The deepest nesting accepted; AnyValue can nest through arrays and maps, and an attacker could nest forever. */
@@ -141,7 +142,8 @@ export function validateMessage(buf: Uint8Array, type: Type, count: Type[] = [],
  * One walk over one buffer. The read position is a field here, advanced in place instead of
  * returned in a tuple (a walk over a large request reads millions of varints and must not
  * allocate for each), and it belongs to this walk alone: two walks alive at once cannot move
- * each other's. Fields set in the constructor keep V8's property access monomorphic.
+ * each other's. Fields set in the constructor keep V8's property access monomorphic. Exported for
+ * tests that step two walkers by hand.
  */
 export class WireWalker {
   readonly buf: Uint8Array;
