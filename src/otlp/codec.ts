@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { otlpTypes, requestType, responseType, type Signal, type Type } from './proto.js';
 import { otlpJsonToProtobuf, OtlpJsonError, toOtlpJson } from './json.js';
 import { validateMessage, WireError } from './wire.js';
+import { lazy } from '../util/lazy.js';
 
 export type BodyFormat = 'protobuf' | 'json';
 
@@ -115,19 +116,19 @@ export function checkedRequest(signal: Signal, body: Buffer, format: BodyFormat)
   }
 }
 
-const itemTypeCache = new Map<Signal, Type[]>();
+/** The message types that are one item of each signal: a log record, a span, any kind of metric data point. */
+const itemTypesBySignal: () => Record<Signal, Type[]> = lazy(() => {
+  const t = otlpTypes();
+  const root = t.LogRecord.root;
+  return {
+    logs: [t.LogRecord],
+    traces: [t.Span],
+    metrics: ['NumberDataPoint', 'HistogramDataPoint', 'ExponentialHistogramDataPoint', 'SummaryDataPoint'].map((n) => root.lookupType(`opentelemetry.proto.metrics.v1.${n}`)),
+  };
+});
 
-/** The message types that are one item of a signal: a log record, a span, any kind of metric data point. */
 function itemTypes(signal: Signal): Type[] {
-  let types = itemTypeCache.get(signal);
-  if (!types) {
-    const t = otlpTypes();
-    const root = t.LogRecord.root;
-    types = signal === 'logs' ? [t.LogRecord] : signal === 'traces' ? [t.Span]
-      : ['NumberDataPoint', 'HistogramDataPoint', 'ExponentialHistogramDataPoint', 'SummaryDataPoint'].map((n) => root.lookupType(`opentelemetry.proto.metrics.v1.${n}`));
-    itemTypeCache.set(signal, types);
-  }
-  return types;
+  return itemTypesBySignal()[signal];
 }
 
 export interface PartialSuccess {

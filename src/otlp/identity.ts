@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lazy } from '../util/lazy.js';
 
 /** The contract's scope name: a receiver that routes asz records by scope routes ours the same way. */
 export const SCOPE_NAME = 'github.com/apache/skywalking-ai-sessionizer';
@@ -14,23 +15,22 @@ export const SDK_NAME = 'aszcol';
 export const SDK_LANGUAGE = 'nodejs';
 export const UNKNOWN_SERVICE = 'unknown_service';
 
-let version: string | undefined;
+/** This package's version, read once from the package.json above this module (src/ or dist/src/). */
+export const aszcolVersion: () => string = lazy(readVersion);
 
-/** This package's version, read from the package.json above this module (src/ or dist/src/). */
-export function aszcolVersion(): string {
-  if (version) return version;
+function readVersion(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const p = join(dir, 'package.json');
     if (existsSync(p)) {
       try {
         const pkg = JSON.parse(readFileSync(p, 'utf8')) as { name?: string; version?: string };
-        if (pkg.name === 'aszcol' && pkg.version) return (version = pkg.version);
+        if (pkg.name === 'aszcol' && pkg.version) return pkg.version;
       } catch { /* keep looking */ }
     }
     dir = dirname(dir);
   }
-  return (version = '0.0.0');
+  return '0.0.0';
 }
 
 /** `user@host` of this machine: stable across restarts, and what a person reading the receiver recognises. */

@@ -41,10 +41,11 @@ interface JsonField {
   oneof?: string;
 }
 
-const jsonTables = new WeakMap<Type, Map<string, JsonField>>();
+/** Each type's fields by JSON name (camelCase and snake_case), built once per type: derived from the immutable schema. */
+const jsonFieldTableMemo = new WeakMap<Type, Map<string, JsonField>>();
 
 function jsonTable(type: Type): Map<string, JsonField> {
-  let t = jsonTables.get(type);
+  let t = jsonFieldTableMemo.get(type);
   if (t) return t;
   t = new Map();
   for (const f of type.fieldsArray) {
@@ -54,7 +55,7 @@ function jsonTable(type: Type): Map<string, JsonField> {
     t.set(f.name, entry);
     t.set(snake(f.name), entry);
   }
-  jsonTables.set(type, t);
+  jsonFieldTableMemo.set(type, t);
   return t;
 }
 

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { lazy } from '../util/lazy.js';
 
 export type Type = protobuf.Type;
 export type Root = protobuf.Root;
@@ -27,18 +28,16 @@ export const PROTO_FILES = [
   'google/rpc/status.proto',
 ];
 
-let cached: Root | undefined;
+/** The root with every OTLP message and service; loaded once per thread, on first use. */
+export const otlpRoot: () => Root = lazy(loadRoot);
 
-/** The root with every OTLP message and service; loaded once per process. */
-export function otlpRoot(): Root {
-  if (cached) return cached;
+function loadRoot(): Root {
   const dir = protoDir();
   const root = new protobuf.Root();
   // Imports are named from the proto/ directory, as protoc's include path would have them.
   root.resolvePath = (_origin: string, target: string) => (target.startsWith('/') ? target : join(dir, target));
   root.loadSync(PROTO_FILES.map((f) => join(dir, f)), { keepCase: false });
   root.resolveAll();
-  cached = root;
   return root;
 }
 
@@ -67,13 +66,13 @@ export interface OtlpTypes {
   Any: Type;
 }
 
-let types: OtlpTypes | undefined;
+/** The types above, looked up in the root on first use. */
+export const otlpTypes: () => OtlpTypes = lazy(lookUpTypes);
 
-export function otlpTypes(): OtlpTypes {
-  if (types) return types;
+function lookUpTypes(): OtlpTypes {
   const r = otlpRoot();
   const t = (name: string) => r.lookupType(name);
-  types = {
+  return {
     ExportLogsServiceRequest: t(`${P}collector.logs.v1.ExportLogsServiceRequest`),
     ExportLogsServiceResponse: t(`${P}collector.logs.v1.ExportLogsServiceResponse`),
     ExportMetricsServiceRequest: t(`${P}collector.metrics.v1.ExportMetricsServiceRequest`),
@@ -94,7 +93,6 @@ export function otlpTypes(): OtlpTypes {
     RetryInfo: t('google.rpc.RetryInfo'),
     Any: t('google.protobuf.Any'),
   };
-  return types;
 }
 
 /** The three signals, with the names each transport uses for them. */

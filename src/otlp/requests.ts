@@ -5,10 +5,7 @@
  * `checkedRequest` accepted.
  */
 import { lengthDelimitedFields } from './wire.js';
-import {
-  decodeLogRecord, decodeResource, decodeScope, decodeSpan,
-  type PlainLogRecord, type PlainResource, type PlainScope, type PlainSpan,
-} from './plain.js';
+import { PlainReader, type PlainLogRecord, type PlainResource, type PlainScope, type PlainSpan } from './plain.js';
 
 export interface OtlpItem<T> {
   bytes: Buffer;
@@ -32,22 +29,24 @@ const SCOPES = 2;
 const SCOPE = 1;
 const ITEMS = 2;
 
-function groups<T>(buf: Buffer, decode: (b: Buffer, start: number, end: number) => T): ResourceGroup<T>[] {
+/** One reader for the whole request; `decode` reads one item with it. */
+function groups<T>(buf: Buffer, decode: (r: PlainReader, start: number, end: number) => T): ResourceGroup<T>[] {
+  const reader = new PlainReader(buf);
   const out: ResourceGroup<T>[] = [];
   for (const top of lengthDelimitedFields(buf)) {
     if (top.id !== TOP) continue;
     const fields = lengthDelimitedFields(buf, top.start, top.end);
     const resourceSlices = fields.filter((f) => f.id === RESOURCE);
-    const resource = resourceSlices.length ? decodeResource(buf, resourceSlices) : undefined;
+    const resource = resourceSlices.length ? reader.resource(resourceSlices) : undefined;
     const scopes: ScopeGroup<T>[] = [];
     for (const sf of fields) {
       if (sf.id !== SCOPES) continue;
       const inner = lengthDelimitedFields(buf, sf.start, sf.end);
       const scopeSlices = inner.filter((f) => f.id === SCOPE);
-      const scope = scopeSlices.length ? decodeScope(buf, scopeSlices) : undefined;
+      const scope = scopeSlices.length ? reader.scope(scopeSlices) : undefined;
       const items: OtlpItem<T>[] = [];
       for (const f of inner) {
-        if (f.id === ITEMS) items.push({ bytes: buf.subarray(f.start, f.end), message: decode(buf, f.start, f.end) });
+        if (f.id === ITEMS) items.push({ bytes: buf.subarray(f.start, f.end), message: decode(reader, f.start, f.end) });
       }
       scopes.push({ scope, items });
     }
@@ -57,9 +56,9 @@ function groups<T>(buf: Buffer, decode: (b: Buffer, start: number, end: number) 
 }
 
 export function logsRequestGroups(buf: Buffer): ResourceGroup<PlainLogRecord>[] {
-  return groups(buf, decodeLogRecord);
+  return groups(buf, (r, start, end) => r.logRecord(start, end));
 }
 
 export function tracesRequestGroups(buf: Buffer): ResourceGroup<PlainSpan>[] {
-  return groups(buf, decodeSpan);
+  return groups(buf, (r, start, end) => r.span(start, end));
 }

@@ -58,65 +58,51 @@ const SCALAR_KIND: Record<string, Kind> = {
 
 const WIRE_OF: Record<Kind, number> = { message: WT_LEN, string: WT_LEN, bytes: WT_LEN, varint: WT_VARINT, i64: WT_I64, i32: WT_I32 };
 
-const tables = new WeakMap<Type, Table>();
-let nextTableIdx = 0;
+/**
+ * The field tables of the message types, built once per type on first use: derived from the
+ * immutable schema, so one memo serves every walk. Each table gets a small number for the
+ * per-walk count slots.
+ */
+class FieldTableMemo {
+  private readonly tables = new WeakMap<Type, Table>();
+  private numbered = 0;
 
-function tableOf(type: Type): Table {
-  const known = tables.get(type);
-  if (known) return known;
-  const t: Table = { type, idx: nextTableIdx++, byId: [] };
-  tables.set(type, t); // before recursing: AnyValue refers to itself through ArrayValue and KeyValueList
-  for (const f of type.fieldsArray) {
-    f.resolve();
-    let kind: Kind;
-    let child: Table | undefined;
-    if (f.resolvedType instanceof protobuf.Type) {
-      kind = 'message';
-      child = tableOf(f.resolvedType);
-    } else if (f.resolvedType instanceof protobuf.Enum) {
-      kind = 'varint';
-    } else {
-      const k = SCALAR_KIND[f.type];
-      if (!k) throw new Error(`wire: field ${type.fullName}.${f.name} has a type this reader does not know: ${f.type}`);
-      kind = k;
-    }
-    if (f.id > 4096) throw new Error(`wire: field number ${f.id} of ${type.fullName} is larger than this reader's table`);
-    t.byId[f.id] = { name: f.name, kind, code: KIND_CODE[kind], repeated: f.repeated, child };
+  /** How many tables have been numbered so far (every `idx` is below it). */
+  get size(): number {
+    return this.numbered;
   }
-  return t;
+
+  of(type: Type): Table {
+    const known = this.tables.get(type);
+    if (known) return known;
+    const t: Table = { type, idx: this.numbered++, byId: [] };
+    this.tables.set(type, t); // before recursing: AnyValue refers to itself through ArrayValue and KeyValueList
+    for (const f of type.fieldsArray) {
+      f.resolve();
+      let kind: Kind;
+      let child: Table | undefined;
+      if (f.resolvedType instanceof protobuf.Type) {
+        kind = 'message';
+        child = this.of(f.resolvedType);
+      } else if (f.resolvedType instanceof protobuf.Enum) {
+        kind = 'varint';
+      } else {
+        const k = SCALAR_KIND[f.type];
+        if (!k) throw new Error(`wire: field ${type.fullName}.${f.name} has a type this reader does not know: ${f.type}`);
+        kind = k;
+      }
+      if (f.id > 4096) throw new Error(`wire: field number ${f.id} of ${type.fullName} is larger than this reader's table`);
+      t.byId[f.id] = { name: f.name, kind, code: KIND_CODE[kind], repeated: f.repeated, child };
+    }
+    return t;
+  }
 }
+
+/** One per thread: a table never changes once built, so every walk can share them. */
+const fieldTableMemo = new FieldTableMemo();
 
 /** The deepest nesting accepted; AnyValue can nest through arrays and maps, and an attacker could nest forever. */
 export const MAX_DEPTH = 64;
-
-/**
- * The read position, shared by the functions below instead of returned in a tuple: a walk over a
- * large request reads millions of varints and must not allocate for each.
- */
-let at = 0;
-/**
- * Whether the outermost message is an envelope (an export request): its only field is the list
- * of resources, so an unknown field there is not a newer OTLP but bytes that are not a request
- * at all. Without this, random bytes that happen to read as unknown fields would pass.
- */
-let envelope = false;
-
-/** Reads a varint at `at` and advances it; the value is exact below 2^53, which covers every length and tag. */
-function varint(buf: Uint8Array, end: number, depth: number): number {
-  // Most varints here (tags, short lengths) are one byte.
-  if (at < end && buf[at]! < 0x80) return buf[at++]!;
-  let value = 0;
-  let mul = 1;
-  for (let i = 0; i < 10; i++) {
-    if (at >= end) throw new WireError(pathAt(depth), 'truncated varint');
-    const b = buf[at++]!;
-    if (i === 9 && b > 1) throw new WireError(pathAt(depth), 'varint longer than 64 bits');
-    value += (b & 0x7f) * mul;
-    if (b < 0x80) return value;
-    mul *= 128;
-  }
-  throw new WireError(pathAt(depth), 'varint longer than 10 bytes');
-}
 
 /**
  * Whether `buf[start, stop)` is valid UTF-8. Short strings (attribute keys, most values) are
@@ -142,90 +128,144 @@ export interface WalkResult {
  * wherever they occur (for example every NumberDataPoint, HistogramDataPoint …).
  */
 export function validateMessage(buf: Uint8Array, type: Type, count: Type[] = [], start = 0, end = buf.length, opts: { envelope?: boolean } = {}): WalkResult {
-  const counts = new Array<number>(count.length).fill(0);
-  const table = tableOf(type);
-  for (const t of count) tableOf(t);
+  const table = fieldTableMemo.of(type);
+  for (const t of count) fieldTableMemo.of(t);
   // Which count (if any) each table adds to, by table number: -1 for none.
-  const slots = new Int16Array(nextTableIdx + 1).fill(-1);
-  count.forEach((t, i) => (slots[tableOf(t).idx] = i));
-  envelope = opts.envelope === true;
-  walk(buf, start, end, table, 0, counts, slots);
-  return { counts };
+  const slots = new Int16Array(fieldTableMemo.size + 1).fill(-1);
+  count.forEach((t, i) => (slots[fieldTableMemo.of(t).idx] = i));
+  const walker = new WireWalker(buf, opts.envelope === true, new Array<number>(count.length).fill(0), slots);
+  walker.walk(start, end, table, 0);
+  return { counts: walker.counts };
 }
 
 /**
- * The names of the fields the walk is inside, kept as a stack and joined only for an error
- * message: building a path string for every nested message would allocate on the way.
+ * One walk over one buffer. The read position is a field here, advanced in place instead of
+ * returned in a tuple (a walk over a large request reads millions of varints and must not
+ * allocate for each), and it belongs to this walk alone: two walks alive at once cannot move
+ * each other's. Fields set in the constructor keep V8's property access monomorphic. Exported for
+ * tests that step two walkers by hand.
  */
-const stack: string[] = [];
+export class WireWalker {
+  readonly buf: Uint8Array;
+  at: number;
+  /**
+   * Whether the outermost message is an envelope (an export request): its only field is the list
+   * of resources, so an unknown field there is not a newer OTLP but bytes that are not a request
+   * at all. Without this, random bytes that happen to read as unknown fields would pass.
+   */
+  readonly envelope: boolean;
+  readonly counts: number[];
+  readonly slots: Int16Array;
+  /**
+   * The names of the fields the walk is inside, kept as a stack and joined only for an error
+   * message: building a path string for every nested message would allocate on the way.
+   */
+  readonly stack: string[];
 
-function pathAt(depth: number, f?: FieldInfo, id?: number): string {
-  const parts = stack.slice(0, depth);
-  if (id !== undefined) parts.push(f ? f.name : `#${id}`);
-  return parts.join('.');
-}
-
-function walk(buf: Uint8Array, pos: number, end: number, table: Table, depth: number, counts: number[], slots: Int16Array): void {
-  if (depth > MAX_DEPTH) throw new WireError(pathAt(depth), `nested deeper than ${MAX_DEPTH} messages`);
-  const slot = table.idx < slots.length ? slots[table.idx]! : -1;
-  if (slot >= 0) counts[slot]!++;
-  at = pos;
-  while (at < end) {
-    const tag = varint(buf, end, depth);
-    const id = Math.floor(tag / 8);
-    const wt = tag & 7;
-    if (id < 1 || id > 536_870_911) throw new WireError(pathAt(depth), `field number ${id} is not valid`);
-    const f = id < table.byId.length ? table.byId[id] : undefined;
-    if (!f && envelope && depth === 0) throw new WireError(pathAt(depth, f, id), `field ${id} is not part of an OTLP export request`);
-    switch (wt) {
-      case WT_VARINT:
-        if (f && f.code !== K_VARINT) throw new WireError(pathAt(depth, f, id), `wire type varint does not fit a ${f.kind} field`);
-        varint(buf, end, depth);
-        break;
-      case WT_I64:
-        if (f && f.code !== K_I64) throw new WireError(pathAt(depth, f, id), `wire type 64-bit does not fit a ${f.kind} field`);
-        if (at + 8 > end) throw new WireError(pathAt(depth, f, id), 'truncated 64-bit value');
-        at += 8;
-        break;
-      case WT_I32:
-        if (f && f.code !== K_I32) throw new WireError(pathAt(depth, f, id), `wire type 32-bit does not fit a ${f.kind} field`);
-        if (at + 4 > end) throw new WireError(pathAt(depth, f, id), 'truncated 32-bit value');
-        at += 4;
-        break;
-      case WT_LEN: {
-        const len = varint(buf, end, depth);
-        const start = at;
-        if (len > end - start) throw new WireError(pathAt(depth, f, id), `length ${len} runs past the end of the message (${end - start} bytes left)`);
-        const stop = start + len;
-        if (f) {
-          switch (f.code) {
-            case K_MESSAGE:
-              stack[depth] = f.name;
-              walk(buf, start, stop, f.child!, depth + 1, counts, slots);
-              break;
-            case K_STRING:
-              if (!utf8(buf, start, stop)) throw new WireError(pathAt(depth, f, id), 'string is not valid UTF-8');
-              break;
-            case K_BYTES:
-              break;
-            default:
-              // A packed repeated scalar: a run of varints or fixed-size values.
-              if (!f.repeated) throw new WireError(pathAt(depth, f, id), `a length-delimited value does not fit a single ${f.kind} field`);
-              if (f.code === K_VARINT) {
-                while (at < stop) varint(buf, stop, depth);
-              } else if (len % (f.code === K_I64 ? 8 : 4) !== 0) {
-                throw new WireError(pathAt(depth, f, id), `packed ${f.kind} values of ${len} bytes do not divide evenly`);
-              }
-          }
-        }
-        at = stop;
-        break;
-      }
-      default:
-        throw new WireError(pathAt(depth, f, id), wt === 3 || wt === 4 ? 'groups are not part of OTLP' : `wire type ${wt} does not exist`);
-    }
+  constructor(buf: Uint8Array, envelope: boolean, counts: number[], slots: Int16Array) {
+    this.buf = buf;
+    this.at = 0;
+    this.envelope = envelope;
+    this.counts = counts;
+    this.slots = slots;
+    this.stack = [];
   }
-  if (at !== end) throw new WireError(pathAt(depth), 'message overran its length');
+
+  /** Reads a varint at `at` and advances it; the value is exact below 2^53, which covers every length and tag. */
+  varint(end: number, depth: number): number {
+    const buf = this.buf;
+    let at = this.at;
+    // Most varints here (tags, short lengths) are one byte.
+    if (at < end && buf[at]! < 0x80) {
+      this.at = at + 1;
+      return buf[at]!;
+    }
+    let value = 0;
+    let mul = 1;
+    for (let i = 0; i < 10; i++) {
+      if (at >= end) throw new WireError(this.pathAt(depth), 'truncated varint');
+      const b = buf[at++]!;
+      if (i === 9 && b > 1) throw new WireError(this.pathAt(depth), 'varint longer than 64 bits');
+      value += (b & 0x7f) * mul;
+      if (b < 0x80) {
+        this.at = at;
+        return value;
+      }
+      mul *= 128;
+    }
+    throw new WireError(this.pathAt(depth), 'varint longer than 10 bytes');
+  }
+
+  pathAt(depth: number, f?: FieldInfo, id?: number): string {
+    const parts = this.stack.slice(0, depth);
+    if (id !== undefined) parts.push(f ? f.name : `#${id}`);
+    return parts.join('.');
+  }
+
+  walk(pos: number, end: number, table: Table, depth: number): void {
+    if (depth > MAX_DEPTH) throw new WireError(this.pathAt(depth), `nested deeper than ${MAX_DEPTH} messages`);
+    const buf = this.buf;
+    const slots = this.slots;
+    const slot = table.idx < slots.length ? slots[table.idx]! : -1;
+    if (slot >= 0) this.counts[slot]!++;
+    this.at = pos;
+    while (this.at < end) {
+      const tag = this.varint(end, depth);
+      const id = Math.floor(tag / 8);
+      const wt = tag & 7;
+      if (id < 1 || id > 536_870_911) throw new WireError(this.pathAt(depth), `field number ${id} is not valid`);
+      const f = id < table.byId.length ? table.byId[id] : undefined;
+      if (!f && this.envelope && depth === 0) throw new WireError(this.pathAt(depth, f, id), `field ${id} is not part of an OTLP export request`);
+      switch (wt) {
+        case WT_VARINT:
+          if (f && f.code !== K_VARINT) throw new WireError(this.pathAt(depth, f, id), `wire type varint does not fit a ${f.kind} field`);
+          this.varint(end, depth);
+          break;
+        case WT_I64:
+          if (f && f.code !== K_I64) throw new WireError(this.pathAt(depth, f, id), `wire type 64-bit does not fit a ${f.kind} field`);
+          if (this.at + 8 > end) throw new WireError(this.pathAt(depth, f, id), 'truncated 64-bit value');
+          this.at += 8;
+          break;
+        case WT_I32:
+          if (f && f.code !== K_I32) throw new WireError(this.pathAt(depth, f, id), `wire type 32-bit does not fit a ${f.kind} field`);
+          if (this.at + 4 > end) throw new WireError(this.pathAt(depth, f, id), 'truncated 32-bit value');
+          this.at += 4;
+          break;
+        case WT_LEN: {
+          const len = this.varint(end, depth);
+          const start = this.at;
+          if (len > end - start) throw new WireError(this.pathAt(depth, f, id), `length ${len} runs past the end of the message (${end - start} bytes left)`);
+          const stop = start + len;
+          if (f) {
+            switch (f.code) {
+              case K_MESSAGE:
+                this.stack[depth] = f.name;
+                this.walk(start, stop, f.child!, depth + 1);
+                break;
+              case K_STRING:
+                if (!utf8(buf, start, stop)) throw new WireError(this.pathAt(depth, f, id), 'string is not valid UTF-8');
+                break;
+              case K_BYTES:
+                break;
+              default:
+                // A packed repeated scalar: a run of varints or fixed-size values.
+                if (!f.repeated) throw new WireError(this.pathAt(depth, f, id), `a length-delimited value does not fit a single ${f.kind} field`);
+                if (f.code === K_VARINT) {
+                  while (this.at < stop) this.varint(stop, depth);
+                } else if (len % (f.code === K_I64 ? 8 : 4) !== 0) {
+                  throw new WireError(this.pathAt(depth, f, id), `packed ${f.kind} values of ${len} bytes do not divide evenly`);
+                }
+            }
+          }
+          this.at = stop;
+          break;
+        }
+        default:
+          throw new WireError(this.pathAt(depth, f, id), wt === 3 || wt === 4 ? 'groups are not part of OTLP' : `wire type ${wt} does not exist`);
+      }
+    }
+    if (this.at !== end) throw new WireError(this.pathAt(depth), 'message overran its length');
+  }
 }
 
 /** One length-delimited field occurrence: its number and the byte range of its payload. */
@@ -241,20 +281,48 @@ export interface FieldSlice {
  */
 export function lengthDelimitedFields(buf: Uint8Array, start = 0, end = buf.length): FieldSlice[] {
   const out: FieldSlice[] = [];
-  at = start;
-  while (at < end) {
-    const tag = varint(buf, end, 0);
+  const cursor = new SliceCursor(buf, start);
+  while (cursor.at < end) {
+    const tag = cursor.varint(end);
     const wt = tag & 7;
-    if (wt === WT_VARINT) varint(buf, end, 0);
-    else if (wt === WT_I64) at += 8;
-    else if (wt === WT_I32) at += 4;
+    if (wt === WT_VARINT) cursor.varint(end);
+    else if (wt === WT_I64) cursor.at += 8;
+    else if (wt === WT_I32) cursor.at += 4;
     else if (wt === WT_LEN) {
-      const len = varint(buf, end, 0);
-      out.push({ id: Math.floor(tag / 8), start: at, end: at + len });
-      at += len;
+      const len = cursor.varint(end);
+      out.push({ id: Math.floor(tag / 8), start: cursor.at, end: cursor.at + len });
+      cursor.at += len;
     } else throw new WireError('', `wire type ${wt} does not exist`);
   }
   return out;
+}
+
+/** A read position over bytes a walk already checked: only a cut short varint is refused, so a misuse cannot loop. */
+class SliceCursor {
+  readonly buf: Uint8Array;
+  at: number;
+
+  constructor(buf: Uint8Array, at: number) {
+    this.buf = buf;
+    this.at = at;
+  }
+
+  varint(end: number): number {
+    const buf = this.buf;
+    let at = this.at;
+    let value = 0;
+    let mul = 1;
+    for (;;) {
+      if (at >= end) throw new WireError('', 'truncated varint');
+      const b = buf[at++]!;
+      value += (b & 0x7f) * mul;
+      if (b < 0x80) {
+        this.at = at;
+        return value;
+      }
+      mul *= 128;
+    }
+  }
 }
 
 /** `wireOf` is exported for tests that build messages by hand. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { SdRecord } from '../formats/session-data/types.js';
 import { loadCursor, saveCursor, type AppendCursor } from './cursor.js';
 import { landLines, type LandingTarget, type SourceLine } from './landing.js';
+import { ScratchBuffer } from '../util/scratch-buffer.js';
 
 export const TAIL_WINDOW = 1 << 20;
 export const MAX_WINDOWS_PER_PASS = 65;
@@ -40,18 +41,19 @@ function tailDigest(fd: number, offset: number): string {
   return createHash('sha256').update(buf.subarray(0, got)).digest('hex');
 }
 
+/** One window buffer per thread, reused across sources: a pass over a thousand sources allocates once. */
+const windowScratch = new ScratchBuffer();
+
 /**
  * Reads windows of one source into one reused buffer (it grows only for a line longer than the
  * budget), so memory stays flat however large the file is.
  */
-let sharedWindow: Buffer | undefined;
-
 class WindowReader {
   private buf: Buffer;
   constructor(private readonly fd: number, private readonly budget: number) {
-    // One buffer per thread, reused across sources: a pass over a thousand sources allocates once.
-    if (!sharedWindow || sharedWindow.length < budget || sharedWindow.length > 4 * budget) sharedWindow = Buffer.allocUnsafe(budget);
-    this.buf = sharedWindow;
+    // A window grown far past the budget (one huge line) is not kept for every source after it.
+    windowScratch.trim(4 * budget);
+    this.buf = windowScratch.take(budget);
   }
 
   /**
@@ -75,9 +77,7 @@ class WindowReader {
     if (n < budget) return undefined; // end of file inside an unterminated line
     for (;;) {
       if (n === buf.length) {
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, n);
-        this.buf = buf = sharedWindow = bigger;
+        this.buf = buf = windowScratch.take(buf.length * 2, n);
       }
       const r = readSync(this.fd, buf, n, buf.length - n, offset + n);
       if (r === 0) return undefined;

@@ -2,6 +2,7 @@ import { chmodSync, closeSync, fsync, fsyncSync, openSync, renameSync, writeSync
 import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { ScratchBuffer } from '../util/scratch-buffer.js';
 
 /** A temporary name beside `final`, unique to this process and call (its pid in the name tells a leftover's owner). */
 export function tempPath(final: string): string {
@@ -91,14 +92,14 @@ export function writeOnce(final: string, bytes: Buffer | string): void {
   fsyncDir(dirname(final));
 }
 
+const OUT_CAPACITY = 1 << 20;
+/** One reused output buffer per thread: landing allocates no buffer per line or per flush. */
+const writeOnceOutScratch = new ScratchBuffer();
+
 /**
  * A write-once file written in pieces, so a large landed file is never held whole in memory.
  * Bytes go to a temporary name; `commit` syncs, makes it read-only and installs it exclusively.
  */
-/** One reused output buffer per thread: landing allocates no buffer per line or per flush. */
-const OUT_CAPACITY = 1 << 20;
-let outBuffer: Buffer | undefined;
-
 export class WriteOnceFile {
   private readonly tmp: string;
   private fd: number | undefined;
@@ -109,7 +110,7 @@ export class WriteOnceFile {
     mkdirSync(dirname(final), { recursive: true });
     this.tmp = tempPath(final);
     this.fd = openSync(this.tmp, 'wx', 0o600);
-    this.out = outBuffer ??= Buffer.allocUnsafe(OUT_CAPACITY);
+    this.out = writeOnceOutScratch.take(OUT_CAPACITY);
     this.used = 0;
   }
 

@@ -11,6 +11,7 @@ import { encodeLogsRequest, type ResourceGroup } from './encode.js';
 import { resourceAttributes, runtimeOfAdapter, scope, type Identity } from '../../otlp/identity.js';
 import { firstLine } from './plan.js';
 import { describeLanded, describeRound, UnsendableFileError, type OutFile } from './records.js';
+import { ScratchBuffer } from '../../util/scratch-buffer.js';
 
 export interface BatchFile {
   rel: string;
@@ -69,18 +70,15 @@ export class SessionFacts {
   }
 }
 
-let scratch = Buffer.allocUnsafeSlow(1 << 20);
+/** One per thread, reused by every batch: building one runs to its end before the next starts. */
+const batchReadScratch = new ScratchBuffer(1 << 20);
 
-/** Reads a file into `scratch` at `at`, growing it (and keeping what is there) when needed. */
+/** Reads a file into the scratch buffer at `at`, growing it (and keeping what is there) when needed. */
 function readInto(path: string, at: number): { start: number; end: number } {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
-    if (at + size > scratch.length) {
-      const bigger = Buffer.allocUnsafeSlow(Math.max(at + size, scratch.length * 2));
-      scratch.copy(bigger, 0, 0, at);
-      scratch = bigger;
-    }
+    const scratch = batchReadScratch.take(at + size, at);
     let done = 0;
     while (done < size) {
       const n = readSync(fd, scratch, at + done, size - done, done);
@@ -110,6 +108,7 @@ export function buildLogsBatch(files: BatchFile[], identity: Identity, facts: Se
   }
   // Described only once every file is in place: growing the scratch buffer would move earlier ones.
   const described: OutFile[] = [];
+  const scratch = batchReadScratch.take(at, at);
   files.forEach((f, i) => {
     const s = spans[i]!;
     if (s.start < 0) return;

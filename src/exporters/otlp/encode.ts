@@ -12,6 +12,7 @@ import protobuf from 'protobufjs';
 import { otlpTypes, type Type } from '../../otlp/proto.js';
 import type { Attr } from '../../otlp/identity.js';
 import { nanos } from '../../otlp/values.js';
+import { lazy } from '../../util/lazy.js';
 
 export { nanos };
 
@@ -29,18 +30,16 @@ interface Fields {
   stringValue: number;
 }
 
-let fields: Fields | undefined;
-
 function field(t: Type, name: string): number {
   const f = t.fields[name];
   if (!f) throw new Error(`the OTLP type ${t.fullName} has no field ${name}`);
   return f.id;
 }
 
-function ids(): Fields {
-  if (fields) return fields;
+/** The field numbers the encoder writes, looked up in the schema on first use. */
+const ids: () => Fields = lazy(() => {
   const t = otlpTypes();
-  return (fields = {
+  return {
     requestResourceLogs: field(t.ExportLogsServiceRequest, 'resourceLogs'),
     resource: field(t.ResourceLogs, 'resource'),
     scopeLogs: field(t.ResourceLogs, 'scopeLogs'),
@@ -48,8 +47,8 @@ function ids(): Fields {
     logRecords: field(t.ScopeLogs, 'logRecords'),
     body: field(t.LogRecord, 'body'),
     stringValue: field(t.AnyValue, 'stringValue'),
-  });
-}
+  };
+});
 
 const tag = (id: number) => ((id << 3) | LEN) >>> 0;
 

@@ -10,17 +10,26 @@ import type { AssemblerConfig } from './config.js';
 export type ParseRequest = { op: 'parse'; id: number; root: string; cfg: AssemblerConfig; stopped: boolean } | { op: 'stop'; id: number };
 export type ParseReply = { id: number; ok: true; report: ParseStepReport } | { id: number; ok: false; message: string };
 
-const port = parentPort as MessagePort;
-const stopping = new Set<number>();
+/** The thread's side of the port: runs each parse asked for, and stops one when told to. */
+class ParseWorker {
+  /** Ids of parses told to stop: a stop can come before its parse starts or while it runs. */
+  private readonly stopping = new Set<number>();
 
-port.on('message', (m: ParseRequest) => {
-  if (m.op === 'stop') {
-    stopping.add(m.id);
-    return;
+  constructor(private readonly port: MessagePort) {
+    port.on('message', (m: ParseRequest) => this.onMessage(m));
   }
-  if (m.stopped) stopping.add(m.id);
-  parseStep(m.root, m.cfg, () => stopping.has(m.id)).then(
-    (report) => port.postMessage({ id: m.id, ok: true, report } satisfies ParseReply),
-    (err: Error) => port.postMessage({ id: m.id, ok: false, message: err.stack ?? err.message } satisfies ParseReply),
-  ).finally(() => stopping.delete(m.id));
-});
+
+  private onMessage(m: ParseRequest): void {
+    if (m.op === 'stop') {
+      this.stopping.add(m.id);
+      return;
+    }
+    if (m.stopped) this.stopping.add(m.id);
+    parseStep(m.root, m.cfg, () => this.stopping.has(m.id)).then(
+      (report) => this.port.postMessage({ id: m.id, ok: true, report } satisfies ParseReply),
+      (err: Error) => this.port.postMessage({ id: m.id, ok: false, message: err.stack ?? err.message } satisfies ParseReply),
+    ).finally(() => this.stopping.delete(m.id));
+  }
+}
+
+new ParseWorker(parentPort as MessagePort);

@@ -4,20 +4,24 @@ import type { OtlpReceiver, OtlpReceiverStats } from './index.js';
 import type { Component, ComponentFactory, ComponentSettings, StageResult, TelemetrySignal } from '../../component/component.js';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
-/** The journal's own metrics, one set per registry (every OTLP receiver instance is a label). */
-const journalSets = new WeakMap<Registry, { bytes: Gauge<'receiver'>; waiting: Gauge<'receiver'>; damaged: Counter<'receiver'> }>();
-function journalMetrics(registry: Registry) {
-  let m = journalSets.get(registry);
-  if (!m) {
+
+/**
+ * The journal's own metrics, one set per registry (every OTLP receiver instance is a label). The
+ * registry owns them: the first receiver registers them there, the others find them by name.
+ */
+class JournalMetrics {
+  readonly bytes: Gauge<'receiver'>;
+  readonly waiting: Gauge<'receiver'>;
+  readonly damaged: Counter<'receiver'>;
+
+  constructor(registry: Registry) {
     const registers = [registry];
-    m = {
-      bytes: new Gauge({ name: 'aszcol_receiver_journal_bytes', help: 'Bytes a receiver accepted into its journal and has not landed yet.', labelNames: ['receiver'], registers }),
-      waiting: new Gauge({ name: 'aszcol_receiver_waiting_sessions', help: 'Sessions whose records wait for a lock another collector holds.', labelNames: ['receiver'], registers }),
-      damaged: new Counter({ name: 'aszcol_receiver_journal_damaged_total', help: 'Journal stretches that could not be landed (damage on disk), kept aside.', labelNames: ['receiver'], registers }),
-    };
-    journalSets.set(registry, m);
+    const known = <M>(name: string) => registry.getSingleMetric(name) as M | undefined;
+    const bytes = 'aszcol_receiver_journal_bytes', waiting = 'aszcol_receiver_waiting_sessions', damaged = 'aszcol_receiver_journal_damaged_total';
+    this.bytes = known<Gauge<'receiver'>>(bytes) ?? new Gauge({ name: bytes, help: 'Bytes a receiver accepted into its journal and has not landed yet.', labelNames: ['receiver'], registers });
+    this.waiting = known<Gauge<'receiver'>>(waiting) ?? new Gauge({ name: waiting, help: 'Sessions whose records wait for a lock another collector holds.', labelNames: ['receiver'], registers });
+    this.damaged = known<Counter<'receiver'>>(damaged) ?? new Counter({ name: damaged, help: 'Journal stretches that could not be landed (damage on disk), kept aside.', labelNames: ['receiver'], registers });
   }
-  return m;
 }
 
 /** How long a pass's land stage waits for the journal to be landed. */
@@ -32,6 +36,7 @@ const LAND_WAIT_MS = 10_000;
 export class OtlpReceiverComponent implements Component {
   private receiver: OtlpReceiver | undefined;
   private last: OtlpReceiverStats | undefined;
+  private journal: JournalMetrics | undefined;
 
   constructor(private readonly cfg: OtlpReceiverConfig, private readonly s: ComponentSettings) {}
 
@@ -107,7 +112,7 @@ export class OtlpReceiverComponent implements Component {
     const landed = delta(now.landed.records, prev?.landed.records);
     t.landed(landed);
     t.spoolBytes(now.spool_bytes);
-    const g = journalMetrics(t.registry);
+    const g = (this.journal ??= new JournalMetrics(t.registry));
     g.bytes.set({ receiver: this.s.id }, now.journal_bytes);
     g.waiting.set({ receiver: this.s.id }, now.waiting_sessions);
     g.damaged.inc({ receiver: this.s.id }, delta(now.damaged_entries, prev?.damaged_entries));
