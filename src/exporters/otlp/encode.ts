@@ -8,7 +8,6 @@
  * message types themselves. Field numbers are read from the loaded types, never written here.
  * A test decodes the result with the plain types.
  */
-import protobuf from 'protobufjs';
 import { otlpTypes, type Type } from '../../otlp/proto.js';
 import type { Attr } from '../../otlp/identity.js';
 import { nanos } from '../../otlp/values.js';

@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { validateOtlpReceiverConfig, defaultOtlpReceiverConfig, type OtlpReceiverConfig } from './config.js';
+import type { OtlpReceiverConfig } from './config.js';
 import type { OtlpReceiver, OtlpReceiverStats } from './index.js';
-import type { Component, ComponentFactory, ComponentSettings, StageResult, TelemetrySignal } from '../../component/component.js';
+import type { Component, ComponentSettings, StageResult, TelemetrySignal } from '../../component/component.js';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
 
