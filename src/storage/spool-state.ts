@@ -47,10 +47,22 @@ export function noteRemoval(dir: string, atLeast: number, removed: number, now: 
     if (!/^\d+$/.test(v)) throw new SpoolStateError(path, `${key} ${JSON.stringify(v)} is not a count; nothing was removed`);
     return Number(v);
   };
-  kv.set('schema', '1');
-  kv.set('next_seq', String(Math.max(count('next_seq') || 1, atLeast)));
-  kv.set('removed', String(count('removed') + removed));
-  kv.set('removed_at', now.toISOString());
-  replaceAtomically(path, formatKv([...kv.entries()]));
+  const next = spoolStateText(kv, Math.max(count('next_seq') || 1, atLeast), [
+    ['removed', String(count('removed') + removed)],
+    ['removed_at', now.toISOString()],
+  ]);
+  replaceAtomically(path, next);
   fsyncDir(dir);
+}
+
+/**
+ * spool.state's text with `schema 1` and `next_seq` set (and any `extra` keys), every other key of
+ * `previous` kept in its place: what the receiver writes for its counter, and what a removal writes.
+ */
+export function spoolStateText(previous: string | Map<string, string>, nextSeq: number, extra: [string, string][] = []): string {
+  const kv = typeof previous === 'string' ? parseKv(previous) : new Map(previous);
+  kv.set('schema', '1');
+  kv.set('next_seq', String(nextSeq));
+  for (const [k, v] of extra) kv.set(k, v);
+  return formatKv([...kv.entries()]);
 }

@@ -90,7 +90,7 @@ export class ExportHandler {
     }
     if (rec.to > rec.from) this.o.log('info', `the receiver's journal holds ${rec.to - rec.from} bytes accepted but not landed before the last stop; landing them first`, { journal: this.journal.dir });
     const lander = new Lander({
-      root: this.o.storageRoot, journalDir: this.journal.dir, spoolDir: join(this.o.storageRoot, METRICS_DIR), from: rec.from, to: rec.to, lockWaitMs: this.o.lockWaitMs,
+      root: this.o.storageRoot, journalDir: this.journal.dir, from: rec.from, to: rec.to, lockWaitMs: this.o.lockWaitMs,
       paceBelowBytes: Math.min(Math.floor(this.o.maxJournalBytes / 4), PACE_BACKLOG_CAP),
     }, this.o.log);
     lander.onProgress = (p) => {
