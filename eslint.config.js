@@ -12,8 +12,6 @@ export default tseslint.config(
       'dist/**',
       'node_modules/**',
       'coverage/**',
-      // TEMP: being rewritten on another branch
-      'src/receivers/claude-code-otlp/land-worker.ts',
     ],
   },
   // Plain JavaScript around the build (bin/, scripts/, config files): syntax-level rules only.

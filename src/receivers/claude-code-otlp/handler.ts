@@ -3,7 +3,7 @@
  * exact retry, check the bytes, find which items have no usable session (refused singly, as
  * OTLP's partial success), append the request to the journal and answer once it is written there
  * (or synced, under `durability: machine`). The landing thread lands it afterwards — metrics
- * requests in the spool as received, log records and spans in their sessions (land-worker.ts).
+ * requests in the spool as received, log records and spans in their sessions (landing/).
  */
 import { join } from 'node:path';
 import { OtlpRequestError, checkedRequest, type BodyFormat, type PartialSuccess, type RefusalReason } from '../../otlp/codec.js';

@@ -1,7 +1,7 @@
 /**
  * The receiver's write-ahead journal on disk: append-only segment files of framed entries, one
  * entry per accepted request (its checked protobuf bytes), shared by the writer on the request
- * thread (journal.ts) and the landing thread that reads it back (land-worker.ts).
+ * thread (journal.ts) and the landing thread that reads it back (landing/).
  *
  * A position in the journal is one number: the count of bytes ever appended. A segment's file
  * name is the position of its first byte (`<16 hex digits>.wal`), so a position names a segment

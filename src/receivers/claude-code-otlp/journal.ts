@@ -1,7 +1,7 @@
 /**
  * The receiver's write-ahead journal, written on the request thread: an accepted request is
  * appended here and answered once it is safe by the configured `durability`; the landing thread
- * turns journaled requests into Session Data files and spool files afterwards (land-worker.ts).
+ * turns journaled requests into Session Data files and spool files afterwards (landing/).
  *
  * Why a journal: answering only after every landed file and its directory were synced cost
  * several syncs per request round (one per file, one per directory), and decoding and converting

@@ -141,7 +141,7 @@ export class Landing {
       }
       pacing.roundStarted(now);
       const before = reader.readPos;
-      let stillWaiting = false;
+      let stillWaiting: boolean;
       let read = false;
       try {
         pacing.lastRoundFull = reader.read(work);
