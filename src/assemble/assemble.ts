@@ -28,8 +28,17 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
   const { live, byId, duplicates } = removeDuplicates(input.entries);
   const { streams, runs } = partitionStreams(live);
   const ctx: AssemblyContext = {
-    session: input.session, conversation, entries: input.entries, live, byId, duplicates, streams, runs,
-    runOf: new Map(), talks: [], epochOf: new Map(),
+    session: input.session,
+    conversation,
+    entries: input.entries,
+    live,
+    byId,
+    duplicates,
+    streams,
+    runs,
+    runOf: new Map(),
+    talks: [],
+    epochOf: new Map(),
     out: { nodes: new Map(), relations: new Map(), unresolved: new Map() },
   };
   computeEpochs(ctx);
@@ -37,13 +46,20 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
 
   // The session and its streams.
   let title: string | undefined;
-  let from = Infinity, through = -Infinity;
+  let from = Infinity,
+    through = -Infinity;
   for (const e of live) {
-    if (e.time !== undefined) { from = Math.min(from, e.time); through = Math.max(through, e.time); }
+    if (e.time !== undefined) {
+      from = Math.min(from, e.time);
+      through = Math.max(through, e.time);
+    }
     if (e.label && e.fileKind === 'transcript' && e.stream === 'main') title = e.label; // the runtime rewrites its title: the last one wins
   }
   const sessionAttrs: Record<string, unknown> = {};
-  if (from !== Infinity) { sessionAttrs.from_time = new Date(from).toISOString(); sessionAttrs.through_time = new Date(through).toISOString(); }
+  if (from !== Infinity) {
+    sessionAttrs.from_time = new Date(from).toISOString();
+    sessionAttrs.through_time = new Date(through).toISOString();
+  }
   if (title) sessionAttrs.title = title;
   addNode(ctx, entityId('session', input.session), { kind: 'session', ...(Object.keys(sessionAttrs).length ? { attrs: sessionAttrs } : {}) });
   for (const s of streams.values()) {
@@ -68,14 +84,30 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
 
 /** The list counts a round header carries, from an assembled or folded set of nodes. */
 export function headerCounts(nodes: Iterable<{ kind?: string; attrs?: Record<string, unknown> }>, openUnresolved: number) {
-  let talks = 0, steps = 0, streams = 0, segments = 0, llm_calls = 0, subagents = 0, bash_runs = 0;
+  let talks = 0,
+    steps = 0,
+    streams = 0,
+    segments = 0,
+    llm_calls = 0,
+    subagents = 0,
+    bash_runs = 0;
   for (const n of nodes) {
     switch (n.kind) {
-      case 'talk': talks++; break;
-      case 'stream': streams++; if (n.attrs?.role === 'child') subagents++; break;
-      case 'segment': segments++; break;
-      case 'llm.call': llm_calls++; break;
-      default: break; // every other kind counts only as a step, below
+      case 'talk':
+        talks++;
+        break;
+      case 'stream':
+        streams++;
+        if (n.attrs?.role === 'child') subagents++;
+        break;
+      case 'segment':
+        segments++;
+        break;
+      case 'llm.call':
+        llm_calls++;
+        break;
+      default:
+        break; // every other kind counts only as a step, below
     }
     if ((n.kind === 'tool' || n.kind === 'agent.call') && n.attrs?.name === 'Bash') bash_runs++;
     if (n.kind && !STRUCTURE_KINDS.has(n.kind)) steps++;

@@ -31,7 +31,13 @@ export function emitCalls(ctx: AssemblyContext): Map<string, IndexEntry[]> {
     for (const f of frags) {
       f.parts.forEach((p) => {
         const block = p.block;
-        if (p.k === 'text') addNode(ctx, locId('msg', f, block), { kind: has(f, 'synthetic') ? 'message.synthetic' : 'message.assistant', parent: id, stream: f.stream, ref: refOf(f, block) });
+        if (p.k === 'text')
+          addNode(ctx, locId('msg', f, block), {
+            kind: has(f, 'synthetic') ? 'message.synthetic' : 'message.assistant',
+            parent: id,
+            stream: f.stream,
+            ref: refOf(f, block),
+          });
         else if (p.k === 'reasoning') addNode(ctx, locId('think', f, block), { kind: 'thinking', parent: id, stream: f.stream, ref: refOf(f, block) });
       });
     }

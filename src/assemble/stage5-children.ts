@@ -84,7 +84,14 @@ export function joinChildren(ctx: AssemblyContext, uses: Map<string, ToolUse>): 
     const returned = [...ctx.runs.values()].flat().filter((r) => r.fileKind === 'journal' && r.child === s.name && has(r, 'child_result'));
     const id = entityId('output', s.name);
     const refs = [refOf(last), ...returned.map((r) => refOf(r))];
-    addNode(ctx, id, { kind: 'agent.output', parent: parentOf(ctx, last), stream: s.name, ref: refOf(last), refs, attrs: { returned_value: returned.length ? 'observed_replayable' : 'unavailable' } });
+    addNode(ctx, id, {
+      kind: 'agent.output',
+      parent: parentOf(ctx, last),
+      stream: s.name,
+      ref: refOf(last),
+      refs,
+      attrs: { returned_value: returned.length ? 'observed_replayable' : 'unavailable' },
+    });
     addRelation(ctx, 'ends_with', entityId('stream', s.name), id, 'exact_unique', 'the last response in the child stream, and what it returned', refs);
   }
 }

@@ -44,7 +44,8 @@ export function emitEpochs(ctx: AssemblyContext): void {
       const id = locId('summary', e);
       addNode(ctx, id, { kind: 'epoch.summary', parent: epoch, stream: s.name, ref: refOf(e) });
       const boundary = e.parent ? ctx.byId.get(e.parent) : undefined;
-      if (boundary && has(boundary, 'context_reset')) addRelation(ctx, 'summarizes', id, locId('boundary', boundary), 'exact_unique', 'containment parent', [refOf(e)]);
+      if (boundary && has(boundary, 'context_reset'))
+        addRelation(ctx, 'summarizes', id, locId('boundary', boundary), 'exact_unique', 'containment parent', [refOf(e)]);
     }
   }
 }

@@ -16,9 +16,15 @@ function cycleOf(ctx: AssemblyContext, e: IndexEntry, memo: Map<IndexEntry, stri
   let found: string | null = null;
   for (let hops = 0; cur && hops <= MAX_PARENT_HOPS; hops++) {
     const known = memo.get(cur);
-    if (known !== undefined) { found = known; break; }
+    if (known !== undefined) {
+      found = known;
+      break;
+    }
     path.push(cur);
-    if (cur.run) { found = cur.run; break; }
+    if (cur.run) {
+      found = cur.run;
+      break;
+    }
     cur = cur.parent ? ctx.byId.get(cur.parent) : undefined;
     if (cur && cur.stream !== e.stream) cur = undefined; // a run belongs to its stream
   }
@@ -52,7 +58,8 @@ export function computeTalks(ctx: AssemblyContext): void {
       (byCycle.get(c) ?? byCycle.set(c, []).get(c)!).push(e);
     }
     let talk: TalkInfo | undefined;
-    for (const [cycle, records] of byCycle) { // Map keeps first-seen order, which is landed order
+    for (const [cycle, records] of byCycle) {
+      // Map keeps first-seen order, which is landed order
       const trigger = statedTrigger(records, cycle);
       if (s.role === 'child') {
         talk ??= { id: entityId('talk', s.name), stream: s.name, runs: [], trigger: 'unknown' };
@@ -80,7 +87,10 @@ export function emitTalks(ctx: AssemblyContext): void {
   for (const t of ctx.talks) {
     const first = t.runs[0]!.records[0]!;
     addNode(ctx, t.id, {
-      kind: 'talk', parent: ctx.epochOf.get(first), stream: t.stream, ref: refOf(first),
+      kind: 'talk',
+      parent: ctx.epochOf.get(first),
+      stream: t.stream,
+      ref: refOf(first),
       attrs: { loops: t.runs.length, runs: t.runs.length, trigger: t.trigger },
     });
     for (const r of t.runs) {
@@ -96,8 +106,9 @@ export function emitTalks(ctx: AssemblyContext): void {
       if (has(e, 'injected')) step('inject', 'context.injection');
       else if (e.trigger === 'notification') step('notify', 'runtime.notification');
       // A child's prompt was written by its parent, not by a person: it is the run's opening record, not an input.
-      else if (has(e, 'external_input')) { if (s.role === 'main') step('input', 'message.external'); }
-      else if (has(e, 'api_error')) step('error', 'error.api', { retry_state: 'unavailable' });
+      else if (has(e, 'external_input')) {
+        if (s.role === 'main') step('input', 'message.external');
+      } else if (has(e, 'api_error')) step('error', 'error.api', { retry_state: 'unavailable' });
       else if (has(e, 'local_command')) step('command', 'control.command');
       else if (has(e, 'turn_duration')) step('turn', 'turn.duration');
       else if (has(e, 'notice')) step('notice', 'control.notice');

@@ -4,7 +4,8 @@ import { addNode, addRelation, refOf, type AssemblyContext, type TalkInfo } from
 import type { ToolUse } from './stage4-tools.js';
 
 function lowerBound(xs: { time: number }[], t: number): number {
-  let lo = 0, hi = xs.length;
+  let lo = 0,
+    hi = xs.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (xs[mid]!.time < t) lo = mid + 1;
@@ -22,8 +23,14 @@ interface Window {
 }
 
 function range(t: TalkInfo): { from: number; to: number; first: IndexEntry } | undefined {
-  let from = Infinity, to = -Infinity;
-  for (const r of t.runs) for (const e of r.records) if (e.time !== undefined) { from = Math.min(from, e.time); to = Math.max(to, e.time); }
+  let from = Infinity,
+    to = -Infinity;
+  for (const r of t.runs)
+    for (const e of r.records)
+      if (e.time !== undefined) {
+        from = Math.min(from, e.time);
+        to = Math.max(to, e.time);
+      }
   return from === Infinity ? undefined : { from, to, first: t.runs[0]!.records[0]! };
 }
 
@@ -34,7 +41,10 @@ function range(t: TalkInfo): { from: number; to: number; first: IndexEntry } | u
  * renumber it. Four gates say whether a window could be committed.
  */
 export function proposeSegments(ctx: AssemblyContext, uses: Map<string, ToolUse>): void {
-  const main = ctx.talks.filter((t) => t.stream === 'main').map((t) => ({ t, r: range(t) })).filter((x) => x.r) as { t: TalkInfo; r: NonNullable<ReturnType<typeof range>> }[];
+  const main = ctx.talks
+    .filter((t) => t.stream === 'main')
+    .map((t) => ({ t, r: range(t) }))
+    .filter((x) => x.r) as { t: TalkInfo; r: NonNullable<ReturnType<typeof range>> }[];
   main.sort((a, b) => a.r.from - b.r.from || a.r.first.seq - b.r.first.seq || a.r.first.row - b.r.first.row);
   const windows: Window[] = [];
   for (const { t, r } of main) {
@@ -61,7 +71,10 @@ export function proposeSegments(ctx: AssemblyContext, uses: Map<string, ToolUse>
     addRelation(ctx, 'in_segment', t.id, w.id, 'strong_inference', 'inside the window of the talk that delegated it', [refOf(r.first)]);
   }
   // Tool uses by request time, so each window looks only at the requests inside it.
-  const timed = [...uses.values()].filter((u) => u.entry.time !== undefined).map((use) => ({ time: use.entry.time!, use })).sort((a, b) => a.time - b.time);
+  const timed = [...uses.values()]
+    .filter((u) => u.entry.time !== undefined)
+    .map((use) => ({ time: use.entry.time!, use }))
+    .sort((a, b) => a.time - b.time);
   windows.forEach((w, i) => {
     const last = i === windows.length - 1;
     const unmet: string[] = [];
@@ -76,9 +89,12 @@ export function proposeSegments(ctx: AssemblyContext, uses: Map<string, ToolUse>
     if (last || !(mainLast - w.to > IDLE_GAP_MS)) unmet.push('lateness_watermark');
     if (!ctx.conversation) unmet.push('conversation_identity');
     addNode(ctx, w.id, {
-      kind: 'segment', parent: entityId('session', ctx.session), ref: refOf(w.first),
+      kind: 'segment',
+      parent: entityId('session', ctx.session),
+      ref: refOf(w.first),
       attrs: { state: last ? 'open' : 'candidate', talks: w.talks.length, gates_unmet: unmet, committable: unmet.length === 0 },
     });
-    for (const t of w.talks) if (t.stream === 'main') addRelation(ctx, 'in_segment', t.id, w.id, 'exact_unique', 'activity window', [refOf(t.runs[0]!.records[0]!)]);
+    for (const t of w.talks)
+      if (t.stream === 'main') addRelation(ctx, 'in_segment', t.id, w.id, 'exact_unique', 'activity window', [refOf(t.runs[0]!.records[0]!)]);
   });
 }

@@ -12,15 +12,27 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
   withConfig(program.command('parse [session]').description('assemble landed sessions and append a round to each chain'))
     .option('--json', 'one JSON document')
     .option('--max-round-bytes <size>', 'round byte budget (default: processors.assembler.max_round_bytes, 2MiB)')
-    .action((session, o) => { setCode(runParse(session, o, io)); });
-  withConfig(program.command('conversation <id>').description('fold a conversation\'s chain and print what it holds'))
+    .action((session, o) => {
+      setCode(runParse(session, o, io));
+    });
+  withConfig(program.command('conversation <id>').description("fold a conversation's chain and print what it holds"))
     .option('--terms <mode>', 'unified (default), native or both', 'unified')
     .option('--json', 'the folded entities as JSON')
-    .action((id, o) => { setCode(runConversation(id, o, io)); });
+    .action((id, o) => {
+      setCode(runConversation(id, o, io));
+    });
   registerScenarioCommands(program, io, setCode);
   registerPushCommand(program, io, setCode);
-  withConfig(program.command('view').description('serve the conversations as a page and a JSON API (read only)')).option('--listen <addr>', 'host:port (default: extensions.view.endpoint, 127.0.0.1:8787)').action(async (o) => { setCode(await (await import('./view.js')).runView(o, io)); });
-  program.command('glossary').description('what Claude Code calls each name the model uses')
+  withConfig(program.command('view').description('serve the conversations as a page and a JSON API (read only)'))
+    .option('--listen <addr>', 'host:port (default: extensions.view.endpoint, 127.0.0.1:8787)')
+    .action(async (o) => {
+      setCode(await (await import('./view.js')).runView(o, io));
+    });
+  program
+    .command('glossary')
+    .description('what Claude Code calls each name the model uses')
     .option('--json', 'as JSON')
-    .action((o) => { setCode(runGlossary(o, io)); });
+    .action((o) => {
+      setCode(runGlossary(o, io));
+    });
 }

@@ -4,8 +4,10 @@ import { localReceiverConfig } from '../service/pipelines.js';
 import { configFor, EXIT, type Io } from './context.js';
 
 export function formatPass(r: PassReport): string {
-  return `collect: sessions ${r.sessions} sources ${r.sources} landed ${r.landedFiles} file(s) ${r.landedRecords} record(s) ${r.landedBytes} byte(s)` +
-    ` busy ${r.busy} pending ${r.pending} conflicts ${r.conflicts} gone ${r.sourceGone} filtered ${r.filteredOut} errors ${r.errors.length} (${r.durationMs} ms)`;
+  return (
+    `collect: sessions ${r.sessions} sources ${r.sources} landed ${r.landedFiles} file(s) ${r.landedRecords} record(s) ${r.landedBytes} byte(s)` +
+    ` busy ${r.busy} pending ${r.pending} conflicts ${r.conflicts} gone ${r.sourceGone} filtered ${r.filteredOut} errors ${r.errors.length} (${r.durationMs} ms)`
+  );
 }
 
 function reportPass(r: PassReport, io: Io, json: boolean): void {
@@ -43,13 +45,19 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
   }
   let stopping = false;
   let wake: (() => void) | undefined;
-  const stop = () => { stopping = true; wake?.(); };
+  const stop = () => {
+    stopping = true;
+    wake?.();
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   while (!stopping) {
     reportPass(await collector.passAsync(), io, !!opts.json);
     if (stopping) break;
-    await new Promise<void>((res) => { wake = res; setTimeout(res, local.intervalMs).unref(); });
+    await new Promise<void>((res) => {
+      wake = res;
+      setTimeout(res, local.intervalMs).unref();
+    });
   }
   await collector.close();
   return EXIT.ok;

@@ -38,14 +38,22 @@ export function runConversation(id: string, opts: { config?: string; terms?: str
   }
   const h = chain.fold.head;
   io.out(`conversation ${id}  rounds ${chain.fold.rounds}  through seq ${h.through_seq}  ${h.title ? `"${h.title}"` : '(no title)'}`);
-  io.out(`talks ${h.talks}  steps ${h.steps}  streams ${h.streams}  segments ${h.segments}  llm calls ${h.llm_calls}  subagents ${h.subagents}  bash runs ${h.bash_runs}`);
+  io.out(
+    `talks ${h.talks}  steps ${h.steps}  streams ${h.streams}  segments ${h.segments}  llm calls ${h.llm_calls}  subagents ${h.subagents}  bash runs ${h.bash_runs}`,
+  );
   const nodes = all.filter((e): e is Extract<EntityFrame, { t: 'node' }> => e.t === 'node');
   const children = new Map<string, typeof nodes>();
   for (const n of nodes) if (n.parent) (children.get(n.parent) ?? children.set(n.parent, []).get(n.parent)!).push(n);
-  const order = (a: (typeof nodes)[number], b: (typeof nodes)[number]) => (a.ref?.seq ?? 0) - (b.ref?.seq ?? 0) || (a.ref?.row ?? 0) - (b.ref?.row ?? 0) || (a.ref?.block ?? 0) - (b.ref?.block ?? 0) || (a.id < b.id ? -1 : 1);
+  const order = (a: (typeof nodes)[number], b: (typeof nodes)[number]) =>
+    (a.ref?.seq ?? 0) - (b.ref?.seq ?? 0) || (a.ref?.row ?? 0) - (b.ref?.row ?? 0) || (a.ref?.block ?? 0) - (b.ref?.block ?? 0) || (a.id < b.id ? -1 : 1);
   const print = (id: string, depth: number) => {
     for (const n of (children.get(id) ?? []).sort(order)) {
-      const attrs = n.attrs ? Object.entries(n.attrs).filter(([k]) => ['name', 'result', 'trigger', 'usage', 'fragments', 'role', 'label', 'state'].includes(k)).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ') : '';
+      const attrs = n.attrs
+        ? Object.entries(n.attrs)
+            .filter(([k]) => ['name', 'result', 'trigger', 'usage', 'fragments', 'role', 'label', 'state'].includes(k))
+            .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
+            .join(' ')
+        : '';
       io.out(`${'  '.repeat(depth)}${name(n.kind!, terms)}  ${n.id}${attrs ? '  ' + attrs : ''}`);
       print(n.id, depth + 1);
     }

@@ -28,26 +28,45 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
 
   withConfig(program.command('sources').description('list the sessions discovery finds under the source root'))
     .option('--json', 'one JSON document')
-    .action((o) => { code = runSources(o, io); });
+    .action((o) => {
+      code = runSources(o, io);
+    });
   withConfig(program.command('collect').description('land what is new; watch at the interval unless --once'))
     .option('--once', 'one pass; exit non-zero when anything could not be done, was pending or in conflict')
     .option('--json', 'one JSON line per pass')
-    .action(async (o) => { code = await runCollect(o, io); });
+    .action(async (o) => {
+      code = await runCollect(o, io);
+    });
   withConfig(program.command('verify [session]').description('check every landed file: digests, counts, contiguity'))
     .option('--json', 'one JSON document')
-    .action((session, o) => { code = runVerify(session, o, io); });
+    .action((session, o) => {
+      code = runVerify(session, o, io);
+    });
   withConfig(program.command('show <seq> <row>').description('print one landed record'))
     .requiredOption('--session <id>', 'the session the file was landed in')
     .option('--pretty', 'indent the JSON')
-    .action((seq, row, o) => { code = runShow(seq, row, o, io); });
+    .action((seq, row, o) => {
+      code = runShow(seq, row, o, io);
+    });
   withConfig(program.command('validate').description('check the configuration without starting anything (exit 2 when it is not valid)'))
     .option('--json', 'one JSON document describing what would run')
-    .action((o) => { code = runValidate(o, io); });
+    .action((o) => {
+      code = runValidate(o, io);
+    });
   // With no command, aszcol runs as a service: the pipelines of the configuration (or the
   // embedded default) until SIGTERM or SIGINT, then it drains and exits 0.
-  withConfig(program).action(async (o) => { code = await runServe(o, io); });
-  registerAssemblyCommands(program, io, (c) => { code = c; });
-  program.command('version').description('print the version').action(() => { io.out(`aszcol ${version()}`); });
+  withConfig(program).action(async (o) => {
+    code = await runServe(o, io);
+  });
+  registerAssemblyCommands(program, io, (c) => {
+    code = c;
+  });
+  program
+    .command('version')
+    .description('print the version')
+    .action(() => {
+      io.out(`aszcol ${version()}`);
+    });
 
   try {
     await program.parseAsync(argv, { from: 'user' });

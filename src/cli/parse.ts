@@ -9,10 +9,17 @@ function row(r: ParseResult): string[] {
   const last = r.rounds[r.rounds.length - 1];
   const s = r.summary;
   return [
-    r.session, last ? String(last.round) : '-', String(r.throughSeq),
-    String(last?.nodes ?? 0), String(last?.relations ?? 0), String(last?.unresolved ?? 0),
-    String(s?.talks ?? 0), String(s?.runs ?? 0), String(s?.steps ?? 0),
-    s ? `${s.tools.joined}/${s.tools.total}` : '-', s ? `${s.children.joined}/${s.children.total}` : '-',
+    r.session,
+    last ? String(last.round) : '-',
+    String(r.throughSeq),
+    String(last?.nodes ?? 0),
+    String(last?.relations ?? 0),
+    String(last?.unresolved ?? 0),
+    String(s?.talks ?? 0),
+    String(s?.runs ?? 0),
+    String(s?.steps ?? 0),
+    s ? `${s.tools.joined}/${s.tools.total}` : '-',
+    s ? `${s.children.joined}/${s.children.total}` : '-',
   ];
 }
 
@@ -53,7 +60,13 @@ export function runParse(session: string | undefined, opts: { config?: string; j
     const head = ['SESSION', 'ROUND', 'SEQ', 'NODES', 'RELS', 'UNRES', 'TALKS', 'RUNS', 'STEPS', 'TOOLS', 'CHILDREN'];
     const all = [head, ...rows];
     const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-    for (const r of all) io.out(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+    for (const r of all)
+      io.out(
+        r
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      );
   }
   return failed ? EXIT.problem : EXIT.ok;
 }

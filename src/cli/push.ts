@@ -12,13 +12,17 @@ interface PushOpts {
 
 /** `aszcol push [--once]`: send what is not yet sent to the configured otlp exporters. */
 export function registerPushCommand(program: Command, io: Io, setCode: (code: number) => void): void {
-  program.command('push').description('send landed files, rounds and spooled metrics not yet sent, over OTLP; watch at the interval unless --once')
+  program
+    .command('push')
+    .description('send landed files, rounds and spooled metrics not yet sent, over OTLP; watch at the interval unless --once')
     .option('--config <file>', 'pipeline YAML (default: the embedded default)')
     .option('--once', 'one pass; exit non-zero when anything could not be sent')
     .option('--exporter <id>', 'only this otlp exporter (default: every otlp exporter a pipeline uses)')
     .option('--interval <duration>', 'time between passes when watching', '5s')
     .option('--json', 'one JSON line per exporter and pass')
-    .action(async (o: PushOpts) => { setCode(await runPush(o, io)); });
+    .action(async (o: PushOpts) => {
+      setCode(await runPush(o, io));
+    });
 }
 
 export async function runPush(o: PushOpts, io: Io): Promise<number> {
@@ -65,7 +69,10 @@ export async function runPush(o: PushOpts, io: Io): Promise<number> {
     }
     const abort = new AbortController();
     let wake: (() => void) | undefined;
-    const stop = () => { abort.abort(); wake?.(); };
+    const stop = () => {
+      abort.abort();
+      wake?.();
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     const waiting = new Map<string, number>();
@@ -78,7 +85,10 @@ export async function runPush(o: PushOpts, io: Io): Promise<number> {
       // A target backing off (failures, a Retry-After longer than the interval) skips its passes until then.
       await new Promise<void>((res) => {
         const t = setTimeout(res, intervalMs);
-        wake = () => { clearTimeout(t); res(); };
+        wake = () => {
+          clearTimeout(t);
+          res();
+        };
       });
     }
     return EXIT.ok;

@@ -19,7 +19,8 @@ function formatsOf(v: string): Format[] | undefined {
 
 export function registerScenarioCommands(program: Command, io: Io, setCode: (c: number) => void): void {
   const sc = program.command('scenario').description('build Claude Code files from a scenario, or check what comes out');
-  sc.command('build <files...>').description('write the files a real session leaves behind (or Session Data with --format sd)')
+  sc.command('build <files...>')
+    .description('write the files a real session leaves behind (or Session Data with --format sd)')
     .requiredOption('--out <dir>', 'the directory; it ends as a storage root with its own aszcol.yaml')
     .option('--format <format>', 'claude-code or sd', 'claude-code')
     .option('--at <time>', 'the base time, RFC 3339, or now', 'now')
@@ -32,31 +33,59 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
     .option('--through <checkpoint>', 'only the steps up to this checkpoint')
     .action(async (files: string[], o) => {
       const fmt = formatsOf(o.format);
-      if (!fmt || fmt.length !== 1) { io.err('aszcol scenario build: --format is claude-code or sd'); setCode(EXIT.config); return; }
+      if (!fmt || fmt.length !== 1) {
+        io.err('aszcol scenario build: --format is claude-code or sd');
+        setCode(EXIT.config);
+        return;
+      }
       let stopping = false;
-      const stop = () => { stopping = true; };
+      const stop = () => {
+        stopping = true;
+      };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
       try {
-        await buildScenarios(listScenarioFiles(files), {
-          format: fmt[0]!, out: resolve(o.out), at: o.at, scale: Number(o.scale), interval: o.interval ? parseDuration(o.interval) : undefined,
-          repeat: o.repeat ? Number(o.repeat) : undefined, everyMs: o.every ? parseDuration(o.every) : undefined,
-          pick: o.pick === 'random' ? 'random' : 'cycle', seed: Number(o.seed), through: o.through,
-        }, (s) => io.out(`built ${s.session} from ${s.scenario}: ${s.bytes} bytes${s.records ? `, ${s.records} records landed` : ''}`), () => stopping);
+        await buildScenarios(
+          listScenarioFiles(files),
+          {
+            format: fmt[0]!,
+            out: resolve(o.out),
+            at: o.at,
+            scale: Number(o.scale),
+            interval: o.interval ? parseDuration(o.interval) : undefined,
+            repeat: o.repeat ? Number(o.repeat) : undefined,
+            everyMs: o.every ? parseDuration(o.every) : undefined,
+            pick: o.pick === 'random' ? 'random' : 'cycle',
+            seed: Number(o.seed),
+            through: o.through,
+          },
+          (s) => io.out(`built ${s.session} from ${s.scenario}: ${s.bytes} bytes${s.records ? `, ${s.records} records landed` : ''}`),
+          () => stopping,
+        );
         setCode(EXIT.ok);
       } catch (err) {
         io.err(`aszcol scenario build: ${(err as Error).message}`);
         setCode(EXIT.problem);
       }
     });
-  sc.command('check <paths...>').description('build, collect, parse and compare each scenario with NAME.expect.yaml')
+  sc.command('check <paths...>')
+    .description('build, collect, parse and compare each scenario with NAME.expect.yaml')
     .option('--format <format>', 'claude-code, sd or all', 'all')
     .option('--out <dir>', 'keep the roots here')
     .option('--json', 'one JSON document')
     .action((paths: string[], o) => {
       const formats = formatsOf(o.format);
-      if (!formats) { io.err('aszcol scenario check: --format is claude-code, sd or all'); setCode(EXIT.config); return; }
-      for (const p of paths) if (!existsSync(p)) { io.err(`aszcol scenario check: ${p} does not exist`); setCode(EXIT.config); return; }
+      if (!formats) {
+        io.err('aszcol scenario check: --format is claude-code, sd or all');
+        setCode(EXIT.config);
+        return;
+      }
+      for (const p of paths)
+        if (!existsSync(p)) {
+          io.err(`aszcol scenario check: ${p} does not exist`);
+          setCode(EXIT.config);
+          return;
+        }
       const results: CheckResult[] = [];
       let errors = 0;
       for (const file of listScenarioFiles(paths)) {

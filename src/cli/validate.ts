@@ -9,7 +9,9 @@ function summary(cfg: AszConfig): Record<string, unknown> {
     pipelines: Object.fromEntries(cfg.service.pipelines.map((p) => [p.id, { receivers: p.receivers, processors: p.processors, exporters: p.exporters }])),
     extensions: cfg.service.extensions,
     unused: cfg.unused,
-    telemetry_metrics: cfg.service.telemetry.metrics.address ? `${cfg.service.telemetry.metrics.address.host}:${cfg.service.telemetry.metrics.address.port}` : null,
+    telemetry_metrics: cfg.service.telemetry.metrics.address
+      ? `${cfg.service.telemetry.metrics.address.host}:${cfg.service.telemetry.metrics.address.port}`
+      : null,
     log_level: cfg.service.telemetry.logs.level,
     shutdown_timeout_ms: cfg.service.shutdownTimeoutMs,
   };
@@ -28,7 +30,9 @@ export function runValidate(opts: { config?: string; json?: boolean }, io: Io): 
   io.out(`storage root   ${cfg.storageRoot}`);
   for (const p of cfg.service.pipelines) {
     const list = (xs: string[]) => (xs.length ? xs.join(', ') : '-');
-    io.out(`pipeline ${p.id}${cfg.service.impliedPipelines ? ' (implied)' : ''}: receivers ${list(p.receivers)}; processors ${list(p.processors)}; exporters ${list(p.exporters)}`);
+    io.out(
+      `pipeline ${p.id}${cfg.service.impliedPipelines ? ' (implied)' : ''}: receivers ${list(p.receivers)}; processors ${list(p.processors)}; exporters ${list(p.exporters)}`,
+    );
   }
   io.out(`extensions     ${cfg.service.extensions.join(', ') || '-'}`);
   io.out(`telemetry      ${s.telemetry_metrics ?? 'off'} (/metrics), logs at ${s.log_level}`);

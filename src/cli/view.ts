@@ -17,14 +17,19 @@ export async function runView(opts: { config?: string; listen?: string }, io: Io
     vc = validateViewConfig((cfg.raw.extensions as Record<string, unknown> | undefined)?.view, 'extensions.view');
     if (opts.listen !== undefined) vc = { ...vc, endpoint: formatEndpoint(parseEndpoint(opts.listen, '--listen')) };
   } catch (err) {
-    if (err instanceof ConfigError) { io.err(`aszcol view: ${err.message}`); return EXIT.config; }
+    if (err instanceof ConfigError) {
+      io.err(`aszcol view: ${err.message}`);
+      return EXIT.config;
+    }
     throw err;
   }
   // Loaded here, so the other commands never load express.
   const { ViewExtension } = await import('../extensions/view/extension.js');
   const ext = new ViewExtension(vc, {
     storageRoot: cfg.storageRoot,
-    log: (level, msg, fields) => { if (level === 'error' || level === 'warn') io.err(`aszcol view: ${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}`); },
+    log: (level, msg, fields) => {
+      if (level === 'error' || level === 'warn') io.err(`aszcol view: ${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}`);
+    },
   });
   try {
     await ext.start();
@@ -35,7 +40,11 @@ export async function runView(opts: { config?: string; listen?: string }, io: Io
   io.out(`aszcol view: serving ${cfg.storageRoot} at http://${ext.address()}/ (read only; Ctrl-C stops)`);
   if (!ext.catalog.ids().length) io.err(`aszcol view: no conversations under ${cfg.storageRoot} yet; ${FILL_HINT}. The page shows them as they arrive.`);
   await new Promise<void>((res) => {
-    const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); res(); };
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      res();
+    };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });

@@ -13,7 +13,10 @@ export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'extension';
 
 /** The YAML section of each kind. */
 export const SECTION: Record<ComponentKind, 'receivers' | 'processors' | 'exporters' | 'extensions'> = {
-  receiver: 'receivers', processor: 'processors', exporter: 'exporters', extension: 'extensions',
+  receiver: 'receivers',
+  processor: 'processors',
+  exporter: 'exporters',
+  extension: 'extensions',
 };
 
 /**

@@ -32,10 +32,18 @@ export class JsonLogger implements Logger {
     private readonly base: LogFields = {},
   ) {}
 
-  debug(msg: string, fields?: LogFields): void { this.emit('debug', msg, fields); }
-  info(msg: string, fields?: LogFields): void { this.emit('info', msg, fields); }
-  warn(msg: string, fields?: LogFields): void { this.emit('warn', msg, fields); }
-  error(msg: string, fields?: LogFields): void { this.emit('error', msg, fields); }
+  debug(msg: string, fields?: LogFields): void {
+    this.emit('debug', msg, fields);
+  }
+  info(msg: string, fields?: LogFields): void {
+    this.emit('info', msg, fields);
+  }
+  warn(msg: string, fields?: LogFields): void {
+    this.emit('warn', msg, fields);
+  }
+  error(msg: string, fields?: LogFields): void {
+    this.emit('error', msg, fields);
+  }
 
   child(fields: LogFields): Logger {
     return new JsonLogger(this.level, this.write, { ...this.base, ...fields });
@@ -58,6 +66,11 @@ export class JsonLogger implements Logger {
 /** Drops everything; for code paths that take a logger but have no one to tell. */
 export const silentLogger: Logger = {
   level: 'error',
-  debug() {}, info() {}, warn() {}, error() {},
-  child() { return silentLogger; },
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
 };

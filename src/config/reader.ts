@@ -16,8 +16,7 @@ export function describe(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export const join = (path: string, key: string | number): string =>
-  typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+export const join = (path: string, key: string | number): string => (typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key);
 
 /**
  * A mapping whose keys must all be in `allowed`. `null` and absent read as an empty mapping
@@ -116,7 +115,11 @@ export function parseEndpoint(text: string, path: string): Endpoint {
     throw new ConfigError(path, `${JSON.stringify(text)} is not a listen address: write host:port without a scheme, such as 127.0.0.1:4317`);
   }
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]*)):(\d{1,5})$/.exec(text);
-  if (!m) throw new ConfigError(path, `${JSON.stringify(text)} is not a listen address; write host:port, such as 127.0.0.1:4317 ([::1]:4317 for IPv6, :4317 for every interface)`);
+  if (!m)
+    throw new ConfigError(
+      path,
+      `${JSON.stringify(text)} is not a listen address; write host:port, such as 127.0.0.1:4317 ([::1]:4317 for IPv6, :4317 for every interface)`,
+    );
   const port = Number(m[3]);
   if (port > 65535) throw new ConfigError(path, `port ${port} is out of range 0-65535`);
   const host = m[1] ?? (m[2] || '0.0.0.0');

@@ -31,7 +31,11 @@ export type RefusalReason =
 
 /** A request that cannot be accepted, with the reason a client is told. */
 export class OtlpRequestError extends Error {
-  constructor(readonly reason: RefusalReason, message: string, readonly retryAfterSeconds?: number) {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
     super(message);
     this.name = 'OtlpRequestError';
   }
@@ -123,7 +127,9 @@ const itemTypesBySignal: () => Record<Signal, Type[]> = lazy(() => {
   return {
     logs: [t.LogRecord],
     traces: [t.Span],
-    metrics: ['NumberDataPoint', 'HistogramDataPoint', 'ExponentialHistogramDataPoint', 'SummaryDataPoint'].map((n) => root.lookupType(`opentelemetry.proto.metrics.v1.${n}`)),
+    metrics: ['NumberDataPoint', 'HistogramDataPoint', 'ExponentialHistogramDataPoint', 'SummaryDataPoint'].map((n) =>
+      root.lookupType(`opentelemetry.proto.metrics.v1.${n}`),
+    ),
   };
 });
 
@@ -141,9 +147,7 @@ const REJECTED_FIELD: Record<Signal, string> = { logs: 'rejectedLogRecords', met
 /** An Export…ServiceResponse: empty on full success, with `partial_success` when items were refused. */
 export function encodeResponse(signal: Signal, format: BodyFormat, partial?: PartialSuccess): Buffer {
   const type = responseType(signal);
-  const msg = partial && partial.rejected > 0
-    ? { partialSuccess: { [REJECTED_FIELD[signal]]: partial.rejected, errorMessage: partial.message } }
-    : {};
+  const msg = partial && partial.rejected > 0 ? { partialSuccess: { [REJECTED_FIELD[signal]]: partial.rejected, errorMessage: partial.message } } : {};
   if (format === 'json') return Buffer.from(JSON.stringify(toOtlpJson(type, type.fromObject(msg))));
   const pb = type.encode(type.fromObject(msg)).finish();
   return Buffer.from(pb.buffer, pb.byteOffset, pb.byteLength);

@@ -26,7 +26,9 @@ function readVersion(): string {
       try {
         const pkg = JSON.parse(readFileSync(p, 'utf8')) as { name?: string; version?: string };
         if (pkg.name === 'aszcol' && pkg.version) return pkg.version;
-      } catch { /* keep looking */ }
+      } catch {
+        /* keep looking */
+      }
     }
     dir = dirname(dir);
   }
@@ -38,7 +40,9 @@ export function defaultInstanceId(): string {
   let user = process.env.USER || process.env.LOGNAME || '';
   try {
     user = userInfo().username || user;
-  } catch { /* no passwd entry (a container's arbitrary uid) */ }
+  } catch {
+    /* no passwd entry (a container's arbitrary uid) */
+  }
   return `${user || 'unknown'}@${hostname()}`;
 }
 

@@ -11,7 +11,14 @@
 import type { Signal } from './proto.js';
 
 /** Field numbers: export request → Resource{Logs,Spans} → Scope{Logs,Spans} → item, and KeyValue/AnyValue. */
-const TOP = 1, RESOURCE = 1, SCOPES = 2, ITEMS = 2, RESOURCE_ATTRS = 1, KV_KEY = 1, KV_VALUE = 2, ANY_STRING = 1;
+const TOP = 1,
+  RESOURCE = 1,
+  SCOPES = 2,
+  ITEMS = 2,
+  RESOURCE_ATTRS = 1,
+  KV_KEY = 1,
+  KV_VALUE = 2,
+  ANY_STRING = 1;
 const ITEM_ATTRS: Partial<Record<Signal, number>> = { logs: 6, traces: 9 };
 
 /** Calls `each(field, start, end)` for every field in [start, end): the payload's range for a length-delimited one, -1, -1 for others. */

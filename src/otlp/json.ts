@@ -17,7 +17,10 @@ import protobuf from 'protobufjs';
 import type { Type } from './proto.js';
 
 export class OtlpJsonError extends Error {
-  constructor(readonly path: string, reason: string) {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
     super(`${path || '(request)'}: ${reason}`);
     this.name = 'OtlpJsonError';
   }
@@ -60,7 +63,14 @@ function jsonTable(type: Type): Map<string, JsonField> {
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const describe = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v)}` : `${typeof v} ${JSON.stringify(v)}`);
+const describe = (v: unknown) =>
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'string'
+        ? `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v)}`
+        : `${typeof v} ${JSON.stringify(v)}`;
 
 const DECIMAL = /^-?\d+$/;
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;

@@ -13,63 +13,10 @@
  * array, a key-value list an object, bytes `{ "base64": "…" }`, and an empty value `null`.
  * Repeated keys keep the first value (OTLP forbids them; aszcol keeps first copies).
  */
-export type Plain = null | boolean | number | string | Plain[] | { [k: string]: Plain };
-export type PlainObject = { [k: string]: Plain };
+import type { PlainLogRecord, PlainObject, PlainSpan, PlainSpanEvent, PlainSpanLink, PlainResource, PlainScope, Plain } from './plain-types.js';
 
-export interface PlainLogRecord {
-  timeNs: bigint;
-  observedNs: bigint;
-  severityNumber: number;
-  severityText: string;
-  body: Plain | undefined;
-  attributes: PlainObject;
-  droppedAttributes: number;
-  flags: number;
-  traceId: string;
-  spanId: string;
-  eventName: string;
-}
-
-export interface PlainSpanEvent {
-  timeNs: bigint;
-  name: string;
-  attributes: PlainObject;
-}
-
-export interface PlainSpanLink {
-  traceId: string;
-  spanId: string;
-  attributes: PlainObject;
-}
-
-export interface PlainSpan {
-  traceId: string;
-  spanId: string;
-  traceState: string;
-  parentSpanId: string;
-  flags: number;
-  name: string;
-  kind: number;
-  startNs: bigint;
-  endNs: bigint;
-  attributes: PlainObject;
-  droppedAttributes: number;
-  events: PlainSpanEvent[];
-  links: PlainSpanLink[];
-  status: { code: number; message: string } | undefined;
-}
-
-export interface PlainResource {
-  attributes: PlainObject;
-  droppedAttributes: number;
-}
-
-export interface PlainScope {
-  name: string;
-  version: string;
-  attributes: PlainObject;
-  droppedAttributes: number;
-}
+export type * from './plain-types.js';
+export { nanosToRfc3339, resourceHeader, scopeHeader } from './plain-headers.js';
 
 /**
  * Buffer's own UTF-8 slicer, which `toString('utf8', …)` calls after checking its arguments and
@@ -208,14 +155,34 @@ export class PlainReader {
       const id = tag >>> 3;
       const wt = tag & 7;
       switch (id) {
-        case 1: out = this.str(this.payloadEnd()); break;
-        case 2: out = this.varint() !== 0; break;
-        case 3: out = this.int64(); break;
-        case 4: { const d = this.f64(); out = Number.isFinite(d) ? d : String(d); break; }
-        case 5: out = this.arrayValue(this.payloadEnd()); break;
-        case 6: out = this.keyValues(this.payloadEnd(), 1, {}); break;
-        case 7: { const e = this.payloadEnd(); out = { base64: this.buf.toString('base64', this.at, e) }; this.at = e; break; }
-        default: this.skip(wt);
+        case 1:
+          out = this.str(this.payloadEnd());
+          break;
+        case 2:
+          out = this.varint() !== 0;
+          break;
+        case 3:
+          out = this.int64();
+          break;
+        case 4: {
+          const d = this.f64();
+          out = Number.isFinite(d) ? d : String(d);
+          break;
+        }
+        case 5:
+          out = this.arrayValue(this.payloadEnd());
+          break;
+        case 6:
+          out = this.keyValues(this.payloadEnd(), 1, {});
+          break;
+        case 7: {
+          const e = this.payloadEnd();
+          out = { base64: this.buf.toString('base64', this.at, e) };
+          this.at = e;
+          break;
+        }
+        default:
+          this.skip(wt);
       }
     }
     return out;
@@ -272,8 +239,17 @@ export class PlainReader {
   /** A LogRecord at [start, end). */
   logRecord(start: number, end: number): PlainLogRecord {
     const r: PlainLogRecord = {
-      timeNs: 0n, observedNs: 0n, severityNumber: 0, severityText: '', body: undefined, attributes: {},
-      droppedAttributes: 0, flags: 0, traceId: '', spanId: '', eventName: '',
+      timeNs: 0n,
+      observedNs: 0n,
+      severityNumber: 0,
+      severityText: '',
+      body: undefined,
+      attributes: {},
+      droppedAttributes: 0,
+      flags: 0,
+      traceId: '',
+      spanId: '',
+      eventName: '',
     };
     this.at = start;
     while (this.at < end) {
@@ -283,12 +259,24 @@ export class PlainReader {
       if (wt === 2) {
         const e = this.payloadEnd();
         switch (id) {
-          case 3: r.severityText = this.str(e); break;
-          case 5: r.body = this.anyValue(e); break;
-          case 6: this.keyValue(e, r.attributes); break;
-          case 9: r.traceId = this.hex(e); break;
-          case 10: r.spanId = this.hex(e); break;
-          case 12: r.eventName = this.str(e); break;
+          case 3:
+            r.severityText = this.str(e);
+            break;
+          case 5:
+            r.body = this.anyValue(e);
+            break;
+          case 6:
+            this.keyValue(e, r.attributes);
+            break;
+          case 9:
+            r.traceId = this.hex(e);
+            break;
+          case 10:
+            r.spanId = this.hex(e);
+            break;
+          case 12:
+            r.eventName = this.str(e);
+            break;
         }
         this.at = e;
       } else if (id === 1 && wt === 1) r.timeNs = this.u64();
@@ -309,8 +297,11 @@ export class PlainReader {
       const wt = tag & 7;
       if (id === 1 && wt === 1) ev.timeNs = this.u64();
       else if (id === 2 && wt === 2) ev.name = this.str(this.payloadEnd());
-      else if (id === 3 && wt === 2) { const e = this.payloadEnd(); this.keyValue(e, ev.attributes); this.at = e; }
-      else this.skip(wt);
+      else if (id === 3 && wt === 2) {
+        const e = this.payloadEnd();
+        this.keyValue(e, ev.attributes);
+        this.at = e;
+      } else this.skip(wt);
     }
     return ev;
   }
@@ -348,8 +339,20 @@ export class PlainReader {
   /** A Span at [start, end). */
   span(start: number, end: number): PlainSpan {
     const s: PlainSpan = {
-      traceId: '', spanId: '', traceState: '', parentSpanId: '', flags: 0, name: '', kind: 0, startNs: 0n, endNs: 0n,
-      attributes: {}, droppedAttributes: 0, events: [], links: [], status: undefined,
+      traceId: '',
+      spanId: '',
+      traceState: '',
+      parentSpanId: '',
+      flags: 0,
+      name: '',
+      kind: 0,
+      startNs: 0n,
+      endNs: 0n,
+      attributes: {},
+      droppedAttributes: 0,
+      events: [],
+      links: [],
+      status: undefined,
     };
     this.at = start;
     while (this.at < end) {
@@ -359,15 +362,33 @@ export class PlainReader {
       if (wt === 2) {
         const e = this.payloadEnd();
         switch (id) {
-          case 1: s.traceId = this.hex(e); break;
-          case 2: s.spanId = this.hex(e); break;
-          case 3: s.traceState = this.str(e); break;
-          case 4: s.parentSpanId = this.hex(e); break;
-          case 5: s.name = this.str(e); break;
-          case 9: this.keyValue(e, s.attributes); break;
-          case 11: s.events.push(this.spanEvent(e)); break;
-          case 13: s.links.push(this.spanLink(e)); break;
-          case 15: s.status = this.spanStatus(e); break;
+          case 1:
+            s.traceId = this.hex(e);
+            break;
+          case 2:
+            s.spanId = this.hex(e);
+            break;
+          case 3:
+            s.traceState = this.str(e);
+            break;
+          case 4:
+            s.parentSpanId = this.hex(e);
+            break;
+          case 5:
+            s.name = this.str(e);
+            break;
+          case 9:
+            this.keyValue(e, s.attributes);
+            break;
+          case 11:
+            s.events.push(this.spanEvent(e));
+            break;
+          case 13:
+            s.links.push(this.spanLink(e));
+            break;
+          case 15:
+            s.status = this.spanStatus(e);
+            break;
         }
         this.at = e;
       } else if (id === 7 && wt === 1) s.startNs = this.u64();
@@ -392,8 +413,11 @@ export class PlainReader {
         const tag = this.varint();
         const id = tag >>> 3;
         const wt = tag & 7;
-        if (id === 1 && wt === 2) { const e = this.payloadEnd(); this.keyValue(e, r.attributes); this.at = e; }
-        else if (id === 2 && wt === 0) r.droppedAttributes = this.varint();
+        if (id === 1 && wt === 2) {
+          const e = this.payloadEnd();
+          this.keyValue(e, r.attributes);
+          this.at = e;
+        } else if (id === 2 && wt === 0) r.droppedAttributes = this.varint();
         else this.skip(wt);
       }
     }
@@ -411,8 +435,11 @@ export class PlainReader {
         const wt = tag & 7;
         if (id === 1 && wt === 2) s.name = this.str(this.payloadEnd());
         else if (id === 2 && wt === 2) s.version = this.str(this.payloadEnd());
-        else if (id === 3 && wt === 2) { const e = this.payloadEnd(); this.keyValue(e, s.attributes); this.at = e; }
-        else if (id === 4 && wt === 0) s.droppedAttributes = this.varint();
+        else if (id === 3 && wt === 2) {
+          const e = this.payloadEnd();
+          this.keyValue(e, s.attributes);
+          this.at = e;
+        } else if (id === 4 && wt === 0) s.droppedAttributes = this.varint();
         else this.skip(wt);
       }
     }
@@ -428,52 +455,4 @@ export function decodeLogRecord(buf: Buffer, start: number, end: number): PlainL
 /** A Span at buf[start, end). */
 export function decodeSpan(buf: Buffer, start: number, end: number): PlainSpan {
   return new PlainReader(buf, start).span(start, end);
-}
-
-/** A resource as a landed header carries it: its attributes, and the dropped count when not zero. */
-export function resourceHeader(r: PlainResource | undefined): PlainObject {
-  const out: PlainObject = { attributes: r?.attributes ?? {} };
-  if (r?.droppedAttributes) out.dropped_attributes_count = r.droppedAttributes;
-  return out;
-}
-
-/** A scope as a landed header carries it: name, version and attributes when present. */
-export function scopeHeader(s: PlainScope | undefined): PlainObject {
-  const out: PlainObject = { name: s?.name ?? '' };
-  if (s?.version) out.version = s.version;
-  if (s && Object.keys(s.attributes).length) out.attributes = s.attributes;
-  if (s?.droppedAttributes) out.dropped_attributes_count = s.droppedAttributes;
-  return out;
-}
-
-/** The RFC 3339 date and time of one second, remembered: a request's records mostly share one. */
-class SecondPrefixMemo {
-  private second = -1n;
-  private prefix = '';
-
-  /** `YYYY-MM-DDTHH:MM:SS` of `sec` seconds since the epoch; undefined past year 9999. */
-  prefixOf(sec: bigint): string | undefined {
-    if (sec !== this.second) {
-      const ms = Number(sec) * 1000;
-      if (ms > 253_402_300_799_000) return undefined;
-      this.prefix = new Date(ms).toISOString().slice(0, 19);
-      this.second = sec;
-    }
-    return this.prefix;
-  }
-}
-
-/** One per thread: the memo is of immutable strings, so sharing it cannot change an answer. */
-const isoSecondMemo = new SecondPrefixMemo();
-
-/**
- * Nanoseconds since the epoch as RFC 3339 with up to nine fraction digits; undefined for 0 (OTLP's
- * "unknown") or a time past year 9999.
- */
-export function nanosToRfc3339(ns: bigint): string | undefined {
-  if (ns <= 0n) return undefined;
-  const prefix = isoSecondMemo.prefixOf(ns / 1_000_000_000n);
-  if (prefix === undefined) return undefined;
-  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${prefix}${frac ? '.' + frac : ''}Z`;
 }

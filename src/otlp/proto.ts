@@ -36,7 +36,10 @@ function loadRoot(): Root {
   const root = new protobuf.Root();
   // Imports are named from the proto/ directory, as protoc's include path would have them.
   root.resolvePath = (_origin: string, target: string) => (target.startsWith('/') ? target : join(dir, target));
-  root.loadSync(PROTO_FILES.map((f) => join(dir, f)), { keepCase: false });
+  root.loadSync(
+    PROTO_FILES.map((f) => join(dir, f)),
+    { keepCase: false },
+  );
   root.resolveAll();
   return root;
 }

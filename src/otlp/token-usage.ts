@@ -32,21 +32,29 @@ const DELTA = 1;
 export function encodeTokenUsage(session: string, windows: Window[]): Buffer {
   const T = otlpTypes().ExportMetricsServiceRequest;
   const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
-  const dataPoints = windows.flatMap((w) => TOKEN_TYPES.map((type) => ({
-    attributes: [str('session.id', session), str('model', w.model), str('query_source', w.query_source), str('type', type)],
-    startTimeUnixNano: nanos(BigInt(w.start_ms) * 1_000_000n),
-    timeUnixNano: nanos(BigInt(w.end_ms) * 1_000_000n),
-    asDouble: w.tokens[type],
-  })));
+  const dataPoints = windows.flatMap((w) =>
+    TOKEN_TYPES.map((type) => ({
+      attributes: [str('session.id', session), str('model', w.model), str('query_source', w.query_source), str('type', type)],
+      startTimeUnixNano: nanos(BigInt(w.start_ms) * 1_000_000n),
+      timeUnixNano: nanos(BigInt(w.end_ms) * 1_000_000n),
+      asDouble: w.tokens[type],
+    })),
+  );
   const msg = {
-    resourceMetrics: [{
-      // As Claude Code names itself; the exporter puts its own identity here on the way out.
-      resource: { attributes: [str('service.name', 'claude-code')] },
-      scopeMetrics: [{
-        scope: { name: SCOPE_NAME, version: aszcolVersion() },
-        metrics: [{ name: METRIC_NAME, description: METRIC_DESCRIPTION, unit: METRIC_UNIT, sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints } }],
-      }],
-    }],
+    resourceMetrics: [
+      {
+        // As Claude Code names itself; the exporter puts its own identity here on the way out.
+        resource: { attributes: [str('service.name', 'claude-code')] },
+        scopeMetrics: [
+          {
+            scope: { name: SCOPE_NAME, version: aszcolVersion() },
+            metrics: [
+              { name: METRIC_NAME, description: METRIC_DESCRIPTION, unit: METRIC_UNIT, sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints } },
+            ],
+          },
+        ],
+      },
+    ],
   };
   const out = T.encode(msg as never).finish();
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
@@ -67,18 +75,27 @@ export function tokenPoints(request: Uint8Array): TokenPoint[] {
   const T = otlpTypes().ExportMetricsServiceRequest;
   type Kv = { key: string; value?: { stringValue?: string } };
   type Dp = { attributes?: Kv[]; asDouble?: number; asInt?: number | { toNumber(): number }; startTimeUnixNano?: unknown; timeUnixNano?: unknown };
-  const o = T.toObject(T.decode(request), { longs: String }) as { resourceMetrics?: { scopeMetrics?: { metrics?: { name?: string; sum?: { dataPoints?: Dp[] } }[] }[] }[] };
+  const o = T.toObject(T.decode(request), { longs: String }) as {
+    resourceMetrics?: { scopeMetrics?: { metrics?: { name?: string; sum?: { dataPoints?: Dp[] } }[] }[] }[];
+  };
   const out: TokenPoint[] = [];
-  for (const rm of o.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) {
-    if (m.name !== METRIC_NAME) continue;
-    for (const p of m.sum?.dataPoints ?? []) {
-      const a = (k: string) => p.attributes?.find((x) => x.key === k)?.value?.stringValue ?? '';
-      const value = p.asDouble ?? (p.asInt === undefined ? 0 : Number(p.asInt));
-      out.push({
-        session: a('session.id'), model: a('model'), query_source: a('query_source'), type: a('type'),
-        start_ms: Number(BigInt(String(p.startTimeUnixNano ?? '0')) / 1_000_000n), end_ms: Number(BigInt(String(p.timeUnixNano ?? '0')) / 1_000_000n), value,
-      });
-    }
-  }
+  for (const rm of o.resourceMetrics ?? [])
+    for (const sm of rm.scopeMetrics ?? [])
+      for (const m of sm.metrics ?? []) {
+        if (m.name !== METRIC_NAME) continue;
+        for (const p of m.sum?.dataPoints ?? []) {
+          const a = (k: string) => p.attributes?.find((x) => x.key === k)?.value?.stringValue ?? '';
+          const value = p.asDouble ?? (p.asInt === undefined ? 0 : Number(p.asInt));
+          out.push({
+            session: a('session.id'),
+            model: a('model'),
+            query_source: a('query_source'),
+            type: a('type'),
+            start_ms: Number(BigInt(String(p.startTimeUnixNano ?? '0')) / 1_000_000n),
+            end_ms: Number(BigInt(String(p.timeUnixNano ?? '0')) / 1_000_000n),
+            value,
+          });
+        }
+      }
   return out;
 }

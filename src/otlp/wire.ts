@@ -17,7 +17,10 @@ import protobuf from 'protobufjs';
 import type { Type } from './proto.js';
 
 export class WireError extends Error {
-  constructor(readonly path: string, reason: string) {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
     super(`${path || '(message)'}: ${reason}`);
     this.name = 'WireError';
   }
@@ -30,7 +33,12 @@ const WT_I32 = 5;
 
 type Kind = 'message' | 'string' | 'bytes' | 'varint' | 'i64' | 'i32';
 /** The kinds as small integers for the hot loop (a switch on integers, no string compares). */
-const K_MESSAGE = 0, K_STRING = 1, K_BYTES = 2, K_VARINT = 3, K_I64 = 4, K_I32 = 5;
+const K_MESSAGE = 0,
+  K_STRING = 1,
+  K_BYTES = 2,
+  K_VARINT = 3,
+  K_I64 = 4,
+  K_I32 = 5;
 const KIND_CODE: Record<Kind, number> = { message: K_MESSAGE, string: K_STRING, bytes: K_BYTES, varint: K_VARINT, i64: K_I64, i32: K_I32 };
 
 interface FieldInfo {
@@ -50,10 +58,21 @@ interface Table {
 }
 
 const SCALAR_KIND: Record<string, Kind> = {
-  double: 'i64', fixed64: 'i64', sfixed64: 'i64',
-  float: 'i32', fixed32: 'i32', sfixed32: 'i32',
-  int32: 'varint', int64: 'varint', uint32: 'varint', uint64: 'varint', sint32: 'varint', sint64: 'varint', bool: 'varint',
-  string: 'string', bytes: 'bytes',
+  double: 'i64',
+  fixed64: 'i64',
+  sfixed64: 'i64',
+  float: 'i32',
+  fixed32: 'i32',
+  sfixed32: 'i32',
+  int32: 'varint',
+  int64: 'varint',
+  uint32: 'varint',
+  uint64: 'varint',
+  sint32: 'varint',
+  sint64: 'varint',
+  bool: 'varint',
+  string: 'string',
+  bytes: 'bytes',
 };
 
 const WIRE_OF: Record<Kind, number> = { message: WT_LEN, string: WT_LEN, bytes: WT_LEN, varint: WT_VARINT, i64: WT_I64, i32: WT_I32 };

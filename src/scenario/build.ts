@@ -32,11 +32,16 @@ function feedSession(ms: number, k: number): string {
 }
 
 function rng(seed: number): () => number {
-  let s = seed >>> 0 || (Date.now() >>> 0);
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  let s = seed >>> 0 || Date.now() >>> 0;
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
-export interface BuiltSession { session: string; scenario: string; records: number; bytes: number }
+export interface BuiltSession {
+  session: string;
+  scenario: string;
+  records: number;
+  bytes: number;
+}
 
 export async function buildScenarios(files: string[], o: BuildOptions, onSession: (s: BuiltSession) => void, stop: () => boolean = () => false): Promise<void> {
   const scenarios: Scenario[] = files.map(loadScenario);
@@ -66,4 +71,5 @@ export async function buildScenarios(files: string[], o: BuildOptions, onSession
   }
 }
 
-export const sourceRootOf = (out: string, format: Format) => (format === 'claude-code' ? join(out, '_source', 'projects') : join(out, '_scenario', 'sd-source'));
+export const sourceRootOf = (out: string, format: Format) =>
+  format === 'claude-code' ? join(out, '_source', 'projects') : join(out, '_scenario', 'sd-source');

@@ -42,11 +42,46 @@ export interface CheckResult {
 /** The fixed base time every check builds at, so runs are comparable. */
 export const CHECK_AT = Date.parse('2026-01-01T00:00:00Z');
 
-const CHECKPOINT_KEYS = new Set(['rounds', 'delta', 'written', 'kinds', 'nodes', 'talks_on', 'runs_in', 'relations', 'unresolved', 'unresolved_kinds', 'session', 'verify', 'lose', 'view']);
+const CHECKPOINT_KEYS = new Set([
+  'rounds',
+  'delta',
+  'written',
+  'kinds',
+  'nodes',
+  'talks_on',
+  'runs_in',
+  'relations',
+  'unresolved',
+  'unresolved_kinds',
+  'session',
+  'verify',
+  'lose',
+  'view',
+]);
 const NOT_YET = new Set<string>();
 const TOP_KEYS = new Set(['checkpoints', 'properties', 'push', 'collect', 'parse']);
-const PROPERTIES = new Set(['reproducible', 'fold_equals_parse', 'immutable_rounds', 'header_matches_fold', 'records_well_formed', 'recollect_idempotent', 'every_line_a_record', 'cross_format',
-  'bundle', 'repack_keeps_structure', 'parts_keep_source_bytes', 'discovery_ignores_noise', 'pruned_sources_gone', 'records_match', 'push_follows_the_wire', 'removed_after_sent', 'view_covers_the_session', 'changes_leave_the_fold', 'provider_bodies_leave_the_fold', 'provider_bodies_rebuild']);
+const PROPERTIES = new Set([
+  'reproducible',
+  'fold_equals_parse',
+  'immutable_rounds',
+  'header_matches_fold',
+  'records_well_formed',
+  'recollect_idempotent',
+  'every_line_a_record',
+  'cross_format',
+  'bundle',
+  'repack_keeps_structure',
+  'parts_keep_source_bytes',
+  'discovery_ignores_noise',
+  'pruned_sources_gone',
+  'records_match',
+  'push_follows_the_wire',
+  'removed_after_sent',
+  'view_covers_the_session',
+  'changes_leave_the_fold',
+  'provider_bodies_leave_the_fold',
+  'provider_bodies_rebuild',
+]);
 
 type Node = Extract<EntityFrame, { t: 'node' }>;
 
@@ -77,7 +112,10 @@ function deltaSeconds(v: unknown): number {
 }
 
 export class ScenarioChecker {
-  constructor(readonly file: string, readonly opts: { out?: string; formats: Format[] }) {}
+  constructor(
+    readonly file: string,
+    readonly opts: { out?: string; formats: Format[] },
+  ) {}
 
   run(): CheckResult[] {
     const scn = loadScenario(this.file);
@@ -85,7 +123,8 @@ export class ScenarioChecker {
     const results: CheckResult[] = [];
     for (const k of Object.keys(expect)) if (!TOP_KEYS.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: unknown key "${k}"`);
     const props = (expect.properties ?? {}) as Record<string, boolean>;
-    for (const k of Object.keys(props)) if (!PROPERTIES.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: properties: unknown property "${k}"`);
+    for (const k of Object.keys(props))
+      if (!PROPERTIES.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: properties: unknown property "${k}"`);
     const roots = new Map<Format, { dir: string; session: string }>();
     for (const format of this.opts.formats) {
       const r = this.checkFormat(scn, expect, props, format);
@@ -94,24 +133,35 @@ export class ScenarioChecker {
     }
     if (this.opts.formats.length > 1 && props.cross_format !== false) {
       const [a, b] = [...roots.values()];
-      const shape = (x: { dir: string; session: string }) => Object.fromEntries(foldView(x.dir, x.session).nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs, ref: n.ref, refs: n.refs })]));
-      const sa = shape(a!), sb = shape(b!);
+      const shape = (x: { dir: string; session: string }) =>
+        Object.fromEntries(
+          foldView(x.dir, x.session).nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs, ref: n.ref, refs: n.refs })]),
+        );
+      const sa = shape(a!),
+        sb = shape(b!);
       const failures: Failure[] = [];
-      for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)])) if (sa[id] !== sb[id]) failures.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
+      for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)]))
+        if (sa[id] !== sb[id]) failures.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
       results.push({ scenario: scn.name, format: 'all', status: failures.length ? 'failed' : 'passed', failures: failures.slice(0, 20), unchecked: [] });
     }
     if (expect.push !== undefined) {
       const kinds = pushKinds(this.file.replace(/\.yaml$/, '.expect.yaml'), expect.push);
-      for (const r of results) if (r.format !== 'all' && r.dir) {
-        for (const f of checkPushKinds(r.dir, kinds)) r.failures.push({ ...f, where: `${r.format}: ${f.where}` });
-        if (r.failures.length) r.status = 'failed';
-      }
+      for (const r of results)
+        if (r.format !== 'all' && r.dir) {
+          for (const f of checkPushKinds(r.dir, kinds)) r.failures.push({ ...f, where: `${r.format}: ${f.where}` });
+          if (r.failures.length) r.status = 'failed';
+        }
     }
     if (!this.opts.out) for (const r of results) if (r.dir) rmSync(join(r.dir, '..'), { recursive: true, force: true });
     return results;
   }
 
-  private checkFormat(scn: Scenario, expect: Record<string, unknown>, props: Record<string, boolean>, format: Format): { result: CheckResult; session: string } {
+  private checkFormat(
+    scn: Scenario,
+    expect: Record<string, unknown>,
+    props: Record<string, boolean>,
+    format: Format,
+  ): { result: CheckResult; session: string } {
     const base = this.opts.out ? join(this.opts.out, scn.name) : mkdtempSync(join(tmpdir(), 'aszcol-scenario-'));
     const dir = join(base, format);
     rmSync(dir, { recursive: true, force: true });
@@ -133,15 +183,26 @@ export class ScenarioChecker {
       const exp = checkpoints[cp];
       if (!exp) continue;
       const names = new Map<string, string>([['main', 'main'], ...full.agents]);
-      const sub = (id: string) => id.split('/').map((p) => names.get(p) ?? p).join('/');
+      const sub = (id: string) =>
+        id
+          .split('/')
+          .map((p) => names.get(p) ?? p)
+          .join('/');
       const f = foldView(dir, session);
       for (const [key, want] of Object.entries(exp)) {
         if (!CHECKPOINT_KEYS.has(key)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: checkpoints.${cp}: unknown key "${key}"`);
-        if (NOT_YET.has(key)) { unchecked.push(`${cp}.${key}`); continue; }
+        if (NOT_YET.has(key)) {
+          unchecked.push(`${cp}.${key}`);
+          continue;
+        }
         const where = `${cp}.${key}`;
         switch (key) {
-          case 'rounds': if (f.chain.fold.rounds !== want) fail(where, want, f.chain.fold.rounds); break;
-          case 'written': if ((parsed.status === 'written') !== want) fail(where, want, parsed.status === 'written'); break;
+          case 'rounds':
+            if (f.chain.fold.rounds !== want) fail(where, want, f.chain.fold.rounds);
+            break;
+          case 'written':
+            if ((parsed.status === 'written') !== want) fail(where, want, parsed.status === 'written');
+            break;
           case 'delta': {
             const last = parsed.rounds[parsed.rounds.length - 1];
             const isDelta = !!last && last.round > 1 && last.nodes < f.nodes.length;
@@ -157,8 +218,17 @@ export class ScenarioChecker {
           case 'nodes':
             for (const [id, spec] of Object.entries(want as Record<string, Record<string, unknown>>)) {
               const n = f.nodes.find((x) => x.id === sub(id));
-              if (!n) { fail(`${where}.${id}`, spec, '(absent)'); continue; }
-              const got: Record<string, unknown> = { kind: n.kind, stream: n.stream, revision: n.revision, refs: (n.refs ?? (n.ref ? [n.ref] : [])).length, attrs: n.attrs ?? {} };
+              if (!n) {
+                fail(`${where}.${id}`, spec, '(absent)');
+                continue;
+              }
+              const got: Record<string, unknown> = {
+                kind: n.kind,
+                stream: n.stream,
+                revision: n.revision,
+                refs: (n.refs ?? (n.ref ? [n.ref] : [])).length,
+                attrs: n.attrs ?? {},
+              };
               const s = { ...spec };
               if (typeof s.stream === 'string') s.stream = names.get(s.stream) ?? s.stream;
               if (!partialEqual(s, got)) fail(`${where}.${id}`, spec, got);
@@ -191,14 +261,23 @@ export class ScenarioChecker {
           case 'unresolved_kinds':
             for (const [kind, state] of Object.entries(want as Record<string, string>)) {
               const of = f.unresolved.filter((u) => u.kind === kind);
-              const got = of.some((u) => u.state === 'open') ? 'open' : of.some((u) => u.state === 'resolved') ? 'resolved' : of.some((u) => u.state === 'terminal') ? 'terminal' : 'none';
+              const got = of.some((u) => u.state === 'open')
+                ? 'open'
+                : of.some((u) => u.state === 'resolved')
+                  ? 'resolved'
+                  : of.some((u) => u.state === 'terminal')
+                    ? 'terminal'
+                    : 'none';
               if (got !== state) fail(`${where}.${kind}`, state, got);
             }
             break;
           case 'session': {
             const s = f.nodes.find((x) => x.kind === 'session');
             const w = want as { from?: string; to?: string };
-            for (const [k, attr] of [['from', 'from_time'], ['to', 'through_time']] as const) {
+            for (const [k, attr] of [
+              ['from', 'from_time'],
+              ['to', 'through_time'],
+            ] as const) {
               if (w[k] === undefined) continue;
               const t = s?.attrs?.[attr] as string | undefined;
               const got = t === undefined ? '(absent)' : `+${(Date.parse(t) - CHECK_AT) / 1000}s`;
@@ -218,8 +297,12 @@ export class ScenarioChecker {
             const w = want as Record<string, unknown>;
             const first = doc.talks[0];
             const got: Record<string, unknown> = {
-              state: doc.summary.state, problems: doc.summary.problems.length, talks: doc.summary.talks, rounds: doc.summary.rounds,
-              files: doc.files.length, first_talk: first ? { label: first.label, reply: first.reply, runs: first.children?.filter((c) => c.kind === 'run').length } : undefined,
+              state: doc.summary.state,
+              problems: doc.summary.problems.length,
+              talks: doc.summary.talks,
+              rounds: doc.summary.rounds,
+              files: doc.files.length,
+              first_talk: first ? { label: first.label, reply: first.reply, runs: first.children?.filter((c) => c.kind === 'run').length } : undefined,
             };
             for (const [k, v] of Object.entries(w)) {
               if (!(k in got)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: checkpoints.${cp}.view: unknown key "${k}"`);
@@ -229,13 +312,18 @@ export class ScenarioChecker {
           }
           case 'lose':
             for (const l of want as { stream?: string; run?: string; kind: string; nth?: number }[]) {
-              const stream = l.stream ? names.get(l.stream) ?? l.stream : undefined;
+              const stream = l.stream ? (names.get(l.stream) ?? l.stream) : undefined;
               const files = listLanded(dir, session).filter((x) => {
                 const h = readSessionData(x.path).header;
-                return h.kind === l.kind && (stream === undefined || h.stream === stream) && (l.run === undefined || h.batch === (full.runs.get(l.run) ?? l.run));
+                return (
+                  h.kind === l.kind && (stream === undefined || h.stream === stream) && (l.run === undefined || h.batch === (full.runs.get(l.run) ?? l.run))
+                );
               });
               const target = files[(l.nth ?? 1) - 1];
-              if (!target) { fail(`${where}`, l, '(no such landed file)'); continue; }
+              if (!target) {
+                fail(`${where}`, l, '(no such landed file)');
+                continue;
+              }
               chmodSync(target.path, 0o644);
               rmSync(target.path);
               lost = true;
@@ -249,7 +337,15 @@ export class ScenarioChecker {
     return { result: { scenario: scn.name, format, status, failures, unchecked, dir }, session };
   }
 
-  private properties(scn: Scenario, dir: string, session: string, format: Format, props: Record<string, boolean>, root: ScenarioRoot, fail: (w: string, e: unknown, g: unknown) => void): void {
+  private properties(
+    scn: Scenario,
+    dir: string,
+    session: string,
+    format: Format,
+    props: Record<string, boolean>,
+    root: ScenarioRoot,
+    fail: (w: string, e: unknown, g: unknown) => void,
+  ): void {
     const on = (p: string) => props[p] !== false;
     const copy = () => {
       const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
@@ -266,40 +362,57 @@ export class ScenarioChecker {
     const temps: string[] = [];
     try {
       if (on('reproducible') || on('fold_equals_parse')) {
-        const a = copy(), b = copy();
+        const a = copy(),
+          b = copy();
         temps.push(a, b);
         parseSession({ root: a, session, maxRoundBytes: 2 ** 40 });
         parseSession({ root: b, session, maxRoundBytes: 2 ** 40 });
-        const bytes = (d: string) => readdirSync(roundsDir(d, session)).sort().map((n) => readFileSync(join(roundsDir(d, session), n), 'utf8'));
+        const bytes = (d: string) =>
+          readdirSync(roundsDir(d, session))
+            .sort()
+            .map((n) => readFileSync(join(roundsDir(d, session), n), 'utf8'));
         if (on('reproducible') && canonical(bytes(a)) !== canonical(bytes(b))) fail('reproducible', 'identical rounds', 'different bytes');
         if (on('fold_equals_parse')) {
-          const full = shape(a), chain = shape(dir);
-          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(chain.nodes)])) if (full.nodes[id] !== chain.nodes[id]) fail(`fold_equals_parse: ${id}`, full.nodes[id] ?? '(absent)', chain.nodes[id] ?? '(absent)');
+          const full = shape(a),
+            chain = shape(dir);
+          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(chain.nodes)]))
+            if (full.nodes[id] !== chain.nodes[id]) fail(`fold_equals_parse: ${id}`, full.nodes[id] ?? '(absent)', chain.nodes[id] ?? '(absent)');
           if (full.rels !== chain.rels) fail('fold_equals_parse: relations', full.rels, chain.rels);
           const one = copy();
           temps.push(one);
           parseSession({ root: one, session, maxRoundBytes: 1 });
           const per = shape(one);
-          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(per.nodes)])) if (full.nodes[id] !== per.nodes[id]) fail(`fold_equals_parse (1-byte budget): ${id}`, full.nodes[id] ?? '(absent)', per.nodes[id] ?? '(absent)');
+          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(per.nodes)]))
+            if (full.nodes[id] !== per.nodes[id]) fail(`fold_equals_parse (1-byte budget): ${id}`, full.nodes[id] ?? '(absent)', per.nodes[id] ?? '(absent)');
         }
       }
       if (on('immutable_rounds')) {
-        for (const n of readdirSync(roundsDir(dir, session))) if ((statSync(join(roundsDir(dir, session), n)).mode & 0o222) !== 0) fail(`immutable_rounds: ${n}`, 'read-only', 'writable');
+        for (const n of readdirSync(roundsDir(dir, session)))
+          if ((statSync(join(roundsDir(dir, session), n)).mode & 0o222) !== 0) fail(`immutable_rounds: ${n}`, 'read-only', 'writable');
         const v = verifyChains(dir, session);
         for (const p of v.problems) fail('immutable_rounds', 'a chain that verifies', p);
-        if (parseSession({ root: dir, session, maxRoundBytes: 2 ** 40 }).status !== 'unchanged') fail('immutable_rounds', 'a parse with nothing new writes nothing', 'a round was written');
+        if (parseSession({ root: dir, session, maxRoundBytes: 2 ** 40 }).status !== 'unchanged')
+          fail('immutable_rounds', 'a parse with nothing new writes nothing', 'a round was written');
       }
       if (on('header_matches_fold')) {
         const f = foldView(dir, session);
         const h = f.chain.fold.head!;
         const count = (k: string) => f.nodes.filter((n) => n.kind === k).length;
-        const got = { talks: count('talk'), streams: count('stream'), segments: count('segment'), llm_calls: count('llm.call'), unresolved: f.unresolved.filter((u) => u.state === 'open').length };
+        const got = {
+          talks: count('talk'),
+          streams: count('stream'),
+          segments: count('segment'),
+          llm_calls: count('llm.call'),
+          unresolved: f.unresolved.filter((u) => u.state === 'open').length,
+        };
         const head = { talks: h.talks, streams: h.streams, segments: h.segments, llm_calls: h.llm_calls, unresolved: h.unresolved };
         if (canonical(got) !== canonical(head)) fail('header_matches_fold', head, got);
       }
       if (on('records_well_formed')) {
         const allowed = new Set<string>(RECORD_KEY_ORDER);
-        for (const l of listLanded(dir, session)) for (const r of readSessionData(l.path).records) for (const k of Object.keys(r)) if (!allowed.has(k)) fail(`records_well_formed: ${l.rel}`, [...allowed], k);
+        for (const l of listLanded(dir, session))
+          for (const r of readSessionData(l.path).records)
+            for (const k of Object.keys(r)) if (!allowed.has(k)) fail(`records_well_formed: ${l.rel}`, [...allowed], k);
       }
       if (format === 'claude-code') {
         if (on('recollect_idempotent')) {

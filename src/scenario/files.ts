@@ -49,5 +49,8 @@ export function writeRootConfig(dir: string, sourceRoot: string): void {
   }
   if (existsSync(path)) return; // what a person appended is kept
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path, `${CONFIG_MARK}\nstorage:\n  root: ${JSON.stringify(dir)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(sourceRoot)}\n    exclude: []\n    interval: 5s\n`);
+  writeFileSync(
+    path,
+    `${CONFIG_MARK}\nstorage:\n  root: ${JSON.stringify(dir)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(sourceRoot)}\n    exclude: []\n    interval: 5s\n`,
+  );
 }

@@ -54,7 +54,11 @@ class Stream {
   lines: string[] = [];
   last: string | null = null;
   records: { uuid: string; line: number }[] = [];
-  constructor(readonly g: Gen, readonly agentId?: string, readonly prefix = '') {}
+  constructor(
+    readonly g: Gen,
+    readonly agentId?: string,
+    readonly prefix = '',
+  ) {}
 
   write(rec: Record<string, unknown>, time: number, opts: { lost?: boolean; parent?: string | null; chain?: boolean } = {}): string | undefined {
     const uuid = rec.uuid as string | undefined;
@@ -105,7 +109,12 @@ class Gen {
   cwd: string;
   done = false;
 
-  constructor(readonly scn: Scenario, readonly session: string, readonly project: string, readonly o: GenerateOptions) {
+  constructor(
+    readonly scn: Scenario,
+    readonly session: string,
+    readonly project: string,
+    readonly o: GenerateOptions,
+  ) {
     this.clock = o.at;
     this.main = new Stream(this);
     this.cwd = '/' + project.replace(/^-/, '').split('-').join('/');
@@ -135,14 +144,31 @@ class Gen {
       const lost = step.lost === true;
       if ('input' in step) {
         cycle = `${n}-cycle`;
-        s.write({ promptId: cycle, type: 'user', message: { role: 'user', content: step.input }, uuid: `${n}-input`, origin: { kind: 'human' } }, this.clock, { lost });
+        s.write({ promptId: cycle, type: 'user', message: { role: 'user', content: step.input }, uuid: `${n}-input`, origin: { kind: 'human' } }, this.clock, {
+          lost,
+        });
       } else if ('queued' in step) {
         const human = step.queued.mode === 'prompt';
-        s.write({ type: 'queue-operation', operation: 'enqueue', timestamp: new Date(this.clock).toISOString(), sessionId: this.session, content: step.queued.text }, this.clock, { chain: false, lost });
-        s.write({
-          type: 'attachment', uuid: `${n}-queued`,
-          attachment: { type: 'queued_command', prompt: step.queued.text, commandMode: step.queued.mode, origin: { kind: human ? 'human' : 'task-notification' }, timestamp: new Date(this.clock).toISOString() },
-        }, this.clock, { lost });
+        s.write(
+          { type: 'queue-operation', operation: 'enqueue', timestamp: new Date(this.clock).toISOString(), sessionId: this.session, content: step.queued.text },
+          this.clock,
+          { chain: false, lost },
+        );
+        s.write(
+          {
+            type: 'attachment',
+            uuid: `${n}-queued`,
+            attachment: {
+              type: 'queued_command',
+              prompt: step.queued.text,
+              commandMode: step.queued.mode,
+              origin: { kind: human ? 'human' : 'task-notification' },
+              timestamp: new Date(this.clock).toISOString(),
+            },
+          },
+          this.clock,
+          { lost },
+        );
       } else if ('inject' in step) {
         const { type, ...rest } = step.inject;
         s.write({ type: 'attachment', uuid: `${n}-inject`, attachment: { type, ...rest } }, this.clock, { lost });
@@ -151,18 +177,55 @@ class Gen {
       } else if ('result' in step) {
         this.result(s, step.result.of, step.result, n, cycle, undefined, lost);
       } else if ('error' in step) {
-        s.write({
-          type: 'assistant', uuid: `${n}-synthetic`,
-          message: { id: `${n}-synthetic-call`, type: 'message', role: 'assistant', model: '<synthetic>', content: [{ type: 'text', text: step.error }], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
-          isApiErrorMessage: true,
-        }, this.clock, { lost });
+        s.write(
+          {
+            type: 'assistant',
+            uuid: `${n}-synthetic`,
+            message: {
+              id: `${n}-synthetic-call`,
+              type: 'message',
+              role: 'assistant',
+              model: '<synthetic>',
+              content: [{ type: 'text', text: step.error }],
+              stop_reason: null,
+              stop_sequence: null,
+              usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+            },
+            isApiErrorMessage: true,
+          },
+          this.clock,
+          { lost },
+        );
       } else if ('reset' in step) {
         const logical = s.last;
         const boundary = `${n}-boundary`;
-        s.write({ type: 'system', subtype: 'compact_boundary', uuid: boundary, content: 'Conversation compacted', level: 'info', logicalParentUuid: logical, compactMetadata: { trigger: 'auto', preTokens: 1000, preservedMessages: { allUuids: logical ? [logical] : [] } } }, this.clock, { parent: null, lost });
+        s.write(
+          {
+            type: 'system',
+            subtype: 'compact_boundary',
+            uuid: boundary,
+            content: 'Conversation compacted',
+            level: 'info',
+            logicalParentUuid: logical,
+            compactMetadata: { trigger: 'auto', preTokens: 1000, preservedMessages: { allUuids: logical ? [logical] : [] } },
+          },
+          this.clock,
+          { parent: null, lost },
+        );
         cycle = `${n}-cycle-compact`;
         // The summary is stamped before its own boundary, as the runtime writes it.
-        s.write({ type: 'user', promptId: cycle, uuid: `${n}-summary`, isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: step.reset.summary } }, this.clock - 400, { lost });
+        s.write(
+          {
+            type: 'user',
+            promptId: cycle,
+            uuid: `${n}-summary`,
+            isCompactSummary: true,
+            isVisibleInTranscriptOnly: true,
+            message: { role: 'user', content: step.reset.summary },
+          },
+          this.clock - 400,
+          { lost },
+        );
       } else if ('replay' in step) {
         // The runtime re-emits a block just before a reset: the same ids, the cycle rewritten, output blanked.
         const recent = s.lines.slice(-step.replay).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -184,24 +247,53 @@ class Gen {
   fragment(s: Stream, msgId: string, uuid: string, block: Record<string, unknown>, last: boolean, usage: Usage | undefined, lost: boolean): string | undefined {
     const child = !!s.agentId;
     const stop = last ? (block.type === 'tool_use' ? 'tool_use' : 'end_turn') : child ? null : 'tool_use';
-    return s.write({
-      type: 'assistant', uuid, requestId: `req_${msgId}`,
-      message: { id: msgId, type: 'message', role: 'assistant', model: MODEL, content: [block], stop_reason: child && !last ? null : (stop ?? 'end_turn'), stop_sequence: null, usage: usageOf(usage, last, child) },
-    }, this.clock, { lost });
+    return s.write(
+      {
+        type: 'assistant',
+        uuid,
+        requestId: `req_${msgId}`,
+        message: {
+          id: msgId,
+          type: 'message',
+          role: 'assistant',
+          model: MODEL,
+          content: [block],
+          stop_reason: child && !last ? null : (stop ?? 'end_turn'),
+          stop_sequence: null,
+          usage: usageOf(usage, last, child),
+        },
+      },
+      this.clock,
+      { lost },
+    );
   }
 
   call(s: Stream, c: CallSpec, n: string, cycle: string, lost: boolean, prefix: string): string {
     const msgId = `${n}-call`;
     const blocks: { uuid: string; block: Record<string, unknown> }[] = [];
-    if (c.thinking !== undefined) blocks.push({ uuid: `${n}-thinking`, block: { type: 'thinking', thinking: c.thinking === 'unavailable' ? '' : c.thinking, signature: 'sig' } });
+    if (c.thinking !== undefined)
+      blocks.push({ uuid: `${n}-thinking`, block: { type: 'thinking', thinking: c.thinking === 'unavailable' ? '' : c.thinking, signature: 'sig' } });
     if (c.text !== undefined) blocks.push({ uuid: `${n}-text`, block: { type: 'text', text: c.text } });
     let toolId: string | undefined;
     let toolName: string | undefined;
     let input: unknown;
-    if (c.tool) { toolId = c.tool.id ?? `${n}-tool`; toolName = c.tool.name; input = c.tool.input ?? {}; }
-    else if (c.agent) { toolId = `${n}-tool`; toolName = 'Agent'; input = { description: c.agent.name, prompt: c.agent.prompt, subagent_type: 'general-purpose' }; }
-    else if (c.skill) { toolId = `${n}-tool`; toolName = 'Skill'; input = { skill: c.skill.name }; }
-    else if (c.workflow) { toolId = `${n}-tool`; toolName = 'Workflow'; input = { name: c.workflow.name }; }
+    if (c.tool) {
+      toolId = c.tool.id ?? `${n}-tool`;
+      toolName = c.tool.name;
+      input = c.tool.input ?? {};
+    } else if (c.agent) {
+      toolId = `${n}-tool`;
+      toolName = 'Agent';
+      input = { description: c.agent.name, prompt: c.agent.prompt, subagent_type: 'general-purpose' };
+    } else if (c.skill) {
+      toolId = `${n}-tool`;
+      toolName = 'Skill';
+      input = { skill: c.skill.name };
+    } else if (c.workflow) {
+      toolId = `${n}-tool`;
+      toolName = 'Workflow';
+      input = { name: c.workflow.name };
+    }
     if (toolId) blocks.push({ uuid: `${n}-tool-use`, block: { type: 'tool_use', id: toolId, name: toolName, input, caller: { type: 'direct' } } });
     if (!blocks.length) blocks.push({ uuid: `${n}-text`, block: { type: 'text', text: '' } });
     blocks.forEach((b, i) => {
@@ -216,32 +308,90 @@ class Gen {
       const outputFile = `/tmp/claude-0/${this.project}/${this.session}/tasks/${id}.output`;
       const lastText = [...c.agent.steps].reverse().find((x) => 'call' in x && x.call.text !== undefined) as { call: CallSpec } | undefined;
       if (c.agent.notify === false) {
-        this.result(s, toolId!, { text: lastText?.call.text ?? '', after: 0, blocks: true }, n, cycle, { status: 'completed', agentId: id, content: [{ type: 'text', text: lastText?.call.text ?? '' }], totalDurationMs: 1000 }, lost);
+        this.result(
+          s,
+          toolId!,
+          { text: lastText?.call.text ?? '', after: 0, blocks: true },
+          n,
+          cycle,
+          { status: 'completed', agentId: id, content: [{ type: 'text', text: lastText?.call.text ?? '' }], totalDurationMs: 1000 },
+          lost,
+        );
       } else {
         const launchText = `Async agent launched successfully.\nagentId: ${id}`;
-        this.result(s, toolId!, { text: launchText, after: 0, blocks: true }, n, cycle, { isAsync: true, status: 'async_launched', agentId: id, description: c.agent.name, resolvedModel: MODEL, prompt: c.agent.prompt, outputFile, canReadOutputFile: true, canContinueAgent: true }, lost);
+        this.result(
+          s,
+          toolId!,
+          { text: launchText, after: 0, blocks: true },
+          n,
+          cycle,
+          {
+            isAsync: true,
+            status: 'async_launched',
+            agentId: id,
+            description: c.agent.name,
+            resolvedModel: MODEL,
+            prompt: c.agent.prompt,
+            outputFile,
+            canReadOutputFile: true,
+            canContinueAgent: true,
+          },
+          lost,
+        );
       }
       const end = this.child(c.agent, id, toolId!, `subagents`, undefined, c.agent.lost === true);
       if (c.agent.notify) {
         this.clock = Math.max(this.clock, end) + this.d(undefined);
         cycle = `${n}-cycle-notification`;
         const text = `<task-notification>\n<task-id>${id}</task-id>\n<tool-use-id>${toolId}</tool-use-id>\n<output-file>${outputFile}</output-file>\n<status>completed</status>\n<summary>Agent "${c.agent.name}" finished</summary>\n</task-notification>`;
-        s.write({ promptId: cycle, type: 'user', message: { role: 'user', content: text }, uuid: `${n}-notification`, origin: { kind: 'task-notification', producer: 'session-task' } }, this.clock);
+        s.write(
+          {
+            promptId: cycle,
+            type: 'user',
+            message: { role: 'user', content: text },
+            uuid: `${n}-notification`,
+            origin: { kind: 'task-notification', producer: 'session-task' },
+          },
+          this.clock,
+        );
       } else this.clock = Math.max(this.clock, end);
     }
     if (c.skill) {
       const id = agentIdFor(this.session, c.skill.agent);
       this.agents.set(c.skill.agent, id);
       this.clock += 100 * (this.o.scale ?? 1);
-      this.result(s, toolId!, { text: `Skill "${c.skill.name}" forked`, after: 0 }, n, cycle, { success: true, commandName: c.skill.name, status: 'forked', agentId: id }, lost);
-      const end = this.child({ name: c.skill.agent, prompt: `Run the ${c.skill.name} skill`, steps: c.skill.steps }, id, toolId!, 'subagents', undefined, c.skill.lost === true);
+      this.result(
+        s,
+        toolId!,
+        { text: `Skill "${c.skill.name}" forked`, after: 0 },
+        n,
+        cycle,
+        { success: true, commandName: c.skill.name, status: 'forked', agentId: id },
+        lost,
+      );
+      const end = this.child(
+        { name: c.skill.agent, prompt: `Run the ${c.skill.name} skill`, steps: c.skill.steps },
+        id,
+        toolId!,
+        'subagents',
+        undefined,
+        c.skill.lost === true,
+      );
       this.clock = Math.max(this.clock, end);
     }
     if (c.workflow) {
       const run = runIdFor(c.workflow.name);
       this.runs.set(c.workflow.name, run);
       this.clock += 100 * (this.o.scale ?? 1);
-      this.result(s, toolId!, { text: `Workflow ${c.workflow.name} started (run ${run})`, after: 0 }, n, cycle, { status: 'async_launched', runId: run, workflowName: c.workflow.name }, lost);
+      this.result(
+        s,
+        toolId!,
+        { text: `Workflow ${c.workflow.name} started (run ${run})`, after: 0 },
+        n,
+        cycle,
+        { status: 'async_launched', runId: run, workflowName: c.workflow.name },
+        lost,
+      );
       const journal: string[] = [];
       let end = this.clock;
       const startAt = this.clock;
@@ -257,23 +407,43 @@ class Gen {
       });
       this.clock = end;
       this.files.set(`${this.dir}/subagents/workflows/${run}/journal.jsonl`, journal.map((l) => l + '\n').join(''));
-      this.files.set(`${this.dir}/workflows/${run}.json`, JSON.stringify({ runId: run, workflowName: c.workflow.name, status: 'completed', agentCount: c.workflow.children.length }));
-      this.files.set(`${this.dir}/workflows/scripts/${c.workflow.name.replace(/[^A-Za-z0-9_-]/g, '-')}-${run}.js`, `// workflow ${c.workflow.name}\nexport default async function run(ctx) {\n${c.workflow.children.map((ch) => `  await ctx.agent(${JSON.stringify(ch.prompt)});`).join('\n')}\n}\n`);
+      this.files.set(
+        `${this.dir}/workflows/${run}.json`,
+        JSON.stringify({ runId: run, workflowName: c.workflow.name, status: 'completed', agentCount: c.workflow.children.length }),
+      );
+      this.files.set(
+        `${this.dir}/workflows/scripts/${c.workflow.name.replace(/[^A-Za-z0-9_-]/g, '-')}-${run}.js`,
+        `// workflow ${c.workflow.name}\nexport default async function run(ctx) {\n${c.workflow.children.map((ch) => `  await ctx.agent(${JSON.stringify(ch.prompt)});`).join('\n')}\n}\n`,
+      );
     }
     void prefix;
     return cycle;
   }
 
-  result(s: Stream, of: string, r: { text: string; after?: number; failed?: boolean; string?: boolean; blocks?: boolean }, n: string, cycle: string, tur: Record<string, unknown> | undefined, lost: boolean): void {
+  result(
+    s: Stream,
+    of: string,
+    r: { text: string; after?: number; failed?: boolean; string?: boolean; blocks?: boolean },
+    n: string,
+    cycle: string,
+    tur: Record<string, unknown> | undefined,
+    lost: boolean,
+  ): void {
     this.clock += this.d(r.after);
     // The runtime gives a launch's result as a list of text blocks; a tool's output as a string.
     const block: Record<string, unknown> = { tool_use_id: of, type: 'tool_result', content: r.blocks ? [{ type: 'text', text: r.text }] : r.text };
     if (r.failed !== undefined) block.is_error = r.failed;
-    s.write({
-      promptId: cycle || undefined, type: 'user', uuid: `${n}-result`,
-      message: { role: 'user', content: [block] },
-      toolUseResult: r.string ? r.text : tur ?? { stdout: r.text, stderr: '', interrupted: false, isImage: false },
-    }, this.clock, { lost });
+    s.write(
+      {
+        promptId: cycle || undefined,
+        type: 'user',
+        uuid: `${n}-result`,
+        message: { role: 'user', content: [block] },
+        toolUseResult: r.string ? r.text : (tur ?? { stdout: r.text, stderr: '', interrupted: false, isImage: false }),
+      },
+      this.clock,
+      { lost },
+    );
   }
 
   /** A child agent's own stream and sidecar; returns the time of its last record. */

@@ -7,10 +7,34 @@ import { parseDuration } from '../util/units.js';
 
 export class ScenarioError extends AszError {}
 
-export interface Usage { in?: number; out?: number; cache_read?: number; cache_write?: number }
-export interface ResultSpec { text: string; after?: number; failed?: boolean; string?: boolean; lost?: boolean }
-export interface ToolSpec { id?: string; name: string; input?: unknown; result?: ResultSpec; changes?: unknown[] }
-export interface ChildSpec { name: string; prompt: string; after?: number; steps: Step[]; notify?: boolean; lost?: boolean }
+export interface Usage {
+  in?: number;
+  out?: number;
+  cache_read?: number;
+  cache_write?: number;
+}
+export interface ResultSpec {
+  text: string;
+  after?: number;
+  failed?: boolean;
+  string?: boolean;
+  lost?: boolean;
+}
+export interface ToolSpec {
+  id?: string;
+  name: string;
+  input?: unknown;
+  result?: ResultSpec;
+  changes?: unknown[];
+}
+export interface ChildSpec {
+  name: string;
+  prompt: string;
+  after?: number;
+  steps: Step[];
+  notify?: boolean;
+  lost?: boolean;
+}
 export interface CallSpec {
   thinking?: string;
   text?: string;
@@ -55,7 +79,11 @@ function allow(o: Record<string, unknown>, keys: string[], path: string): void {
 
 const dur = (v: unknown, path: string): number | undefined => {
   if (v === undefined) return undefined;
-  try { return parseDuration(typeof v === 'number' ? `${v}s` : v); } catch (e) { throw new ScenarioError((e as Error).message, path); }
+  try {
+    return parseDuration(typeof v === 'number' ? `${v}s` : v);
+  } catch (e) {
+    throw new ScenarioError((e as Error).message, path);
+  }
 };
 
 function str(v: unknown, path: string): string {
@@ -67,13 +95,26 @@ function result(v: unknown, path: string): ResultSpec {
   if (typeof v === 'string') return { text: v };
   const o = obj(v, path);
   allow(o, ['text', 'after', 'failed', 'string', 'lost'], path);
-  return { text: str(o.text ?? '', `${path}.text`), after: dur(o.after, `${path}.after`), failed: o.failed as boolean | undefined, string: o.string as boolean | undefined, lost: o.lost as boolean | undefined };
+  return {
+    text: str(o.text ?? '', `${path}.text`),
+    after: dur(o.after, `${path}.after`),
+    failed: o.failed as boolean | undefined,
+    string: o.string as boolean | undefined,
+    lost: o.lost as boolean | undefined,
+  };
 }
 
 function child(v: unknown, path: string): ChildSpec {
   const o = obj(v, path);
   allow(o, ['name', 'prompt', 'after', 'steps', 'notify', 'lost', 'system_prompt', 'tools'], path);
-  return { name: str(o.name, `${path}.name`), prompt: str(o.prompt ?? '', `${path}.prompt`), after: dur(o.after, `${path}.after`), steps: steps(o.steps ?? [], `${path}.steps`), notify: o.notify as boolean | undefined, lost: o.lost as boolean | undefined };
+  return {
+    name: str(o.name, `${path}.name`),
+    prompt: str(o.prompt ?? '', `${path}.prompt`),
+    after: dur(o.after, `${path}.after`),
+    steps: steps(o.steps ?? [], `${path}.steps`),
+    notify: o.notify as boolean | undefined,
+    lost: o.lost as boolean | undefined,
+  };
 }
 
 function call(v: unknown, path: string): CallSpec {
@@ -85,18 +126,32 @@ function call(v: unknown, path: string): CallSpec {
   if (o.tool !== undefined) {
     const t = obj(o.tool, `${path}.tool`);
     allow(t, ['id', 'name', 'input', 'result', 'changes'], `${path}.tool`);
-    c.tool = { id: t.id as string | undefined, name: str(t.name, `${path}.tool.name`), input: t.input, result: t.result === undefined ? undefined : result(t.result, `${path}.tool.result`), changes: t.changes as unknown[] | undefined };
+    c.tool = {
+      id: t.id as string | undefined,
+      name: str(t.name, `${path}.tool.name`),
+      input: t.input,
+      result: t.result === undefined ? undefined : result(t.result, `${path}.tool.result`),
+      changes: t.changes as unknown[] | undefined,
+    };
   }
   if (o.agent !== undefined) c.agent = child(o.agent, `${path}.agent`);
   if (o.skill !== undefined) {
     const s = obj(o.skill, `${path}.skill`);
     allow(s, ['name', 'agent', 'steps', 'lost'], `${path}.skill`);
-    c.skill = { name: str(s.name, `${path}.skill.name`), agent: str(s.agent, `${path}.skill.agent`), steps: steps(s.steps ?? [], `${path}.skill.steps`), lost: s.lost as boolean | undefined };
+    c.skill = {
+      name: str(s.name, `${path}.skill.name`),
+      agent: str(s.agent, `${path}.skill.agent`),
+      steps: steps(s.steps ?? [], `${path}.skill.steps`),
+      lost: s.lost as boolean | undefined,
+    };
   }
   if (o.workflow !== undefined) {
     const w = obj(o.workflow, `${path}.workflow`);
     allow(w, ['name', 'children'], `${path}.workflow`);
-    c.workflow = { name: str(w.name, `${path}.workflow.name`), children: ((w.children as unknown[]) ?? []).map((x, i) => child(x, `${path}.workflow.children[${i}]`)) };
+    c.workflow = {
+      name: str(w.name, `${path}.workflow.name`),
+      children: ((w.children as unknown[]) ?? []).map((x, i) => child(x, `${path}.workflow.children[${i}]`)),
+    };
   }
   const kinds = ['tool', 'agent', 'skill', 'workflow'].filter((k) => o[k] !== undefined);
   if (kinds.length > 1) throw new ScenarioError(`a call has at most one of tool, agent, skill, workflow (got ${kinds.join(', ')})`, path);
@@ -122,15 +177,53 @@ export function steps(v: unknown, path: string): Step[] {
     if (o.lost !== undefined) step.lost = o.lost === true;
     const b = o[k];
     switch (k) {
-      case 'input': step.input = str(b, `${p}.input`); break;
-      case 'error': step.error = str(b, `${p}.error`); break;
-      case 'replay': step.replay = Number(b); break;
-      case 'call': step.call = call(b, `${p}.call`); break;
-      case 'queued': { const q = obj(b, `${p}.queued`); allow(q, ['text', 'mode'], `${p}.queued`); step.queued = { text: str(q.text, `${p}.queued.text`), mode: str(q.mode ?? 'prompt', `${p}.queued.mode`) }; break; }
-      case 'inject': { const q = obj(b, `${p}.inject`); step.inject = { ...q, type: str(q.type, `${p}.inject.type`) }; break; }
-      case 'result': { const q = obj(b, `${p}.result`); allow(q, ['of', 'text', 'after', 'failed', 'string'], `${p}.result`); step.result = { of: str(q.of, `${p}.result.of`), text: str(q.text ?? '', `${p}.result.text`), after: dur(q.after, `${p}.result.after`), failed: q.failed, string: q.string }; break; }
-      case 'reset': { const q = obj(b, `${p}.reset`); allow(q, ['summary'], `${p}.reset`); step.reset = { summary: str(q.summary ?? '', `${p}.reset.summary`) }; break; }
-      case 'system': { const q = obj(b, `${p}.system`); allow(q, ['subtype', 'fields'], `${p}.system`); step.system = { subtype: str(q.subtype, `${p}.system.subtype`), fields: q.fields as Record<string, unknown> | undefined }; break; }
+      case 'input':
+        step.input = str(b, `${p}.input`);
+        break;
+      case 'error':
+        step.error = str(b, `${p}.error`);
+        break;
+      case 'replay':
+        step.replay = Number(b);
+        break;
+      case 'call':
+        step.call = call(b, `${p}.call`);
+        break;
+      case 'queued': {
+        const q = obj(b, `${p}.queued`);
+        allow(q, ['text', 'mode'], `${p}.queued`);
+        step.queued = { text: str(q.text, `${p}.queued.text`), mode: str(q.mode ?? 'prompt', `${p}.queued.mode`) };
+        break;
+      }
+      case 'inject': {
+        const q = obj(b, `${p}.inject`);
+        step.inject = { ...q, type: str(q.type, `${p}.inject.type`) };
+        break;
+      }
+      case 'result': {
+        const q = obj(b, `${p}.result`);
+        allow(q, ['of', 'text', 'after', 'failed', 'string'], `${p}.result`);
+        step.result = {
+          of: str(q.of, `${p}.result.of`),
+          text: str(q.text ?? '', `${p}.result.text`),
+          after: dur(q.after, `${p}.result.after`),
+          failed: q.failed,
+          string: q.string,
+        };
+        break;
+      }
+      case 'reset': {
+        const q = obj(b, `${p}.reset`);
+        allow(q, ['summary'], `${p}.reset`);
+        step.reset = { summary: str(q.summary ?? '', `${p}.reset.summary`) };
+        break;
+      }
+      case 'system': {
+        const q = obj(b, `${p}.system`);
+        allow(q, ['subtype', 'fields'], `${p}.system`);
+        step.system = { subtype: str(q.subtype, `${p}.system.subtype`), fields: q.fields as Record<string, unknown> | undefined };
+        break;
+      }
     }
     return step as Step;
   });

@@ -42,6 +42,7 @@ export function pushKinds(file: string, raw: unknown): string[] {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error(`${file}: push: must be a mapping such as {kinds: [transcript, round]}`);
   for (const k of Object.keys(raw)) if (k !== 'kinds') throw new Error(`${file}: push: unknown key "${k}" (allowed: kinds)`);
   const kinds = (raw as { kinds?: unknown }).kinds;
-  if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((k) => typeof k === 'string' && k)) throw new Error(`${file}: push.kinds: must be a non-empty list of kinds`);
+  if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((k) => typeof k === 'string' && k))
+    throw new Error(`${file}: push.kinds: must be a non-empty list of kinds`);
   return kinds as string[];
 }

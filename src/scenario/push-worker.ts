@@ -43,7 +43,12 @@ function attributesPlain(kvs: KeyValueMsg[] | undefined): Record<string, string 
   return out;
 }
 
-type LogsMsg = { resourceLogs?: { resource?: { attributes?: KeyValueMsg[] }; scopeLogs?: { logRecords?: { attributes?: KeyValueMsg[]; body?: { stringValue?: string } }[] }[] }[] };
+type LogsMsg = {
+  resourceLogs?: {
+    resource?: { attributes?: KeyValueMsg[] };
+    scopeLogs?: { logRecords?: { attributes?: KeyValueMsg[]; body?: { stringValue?: string } }[] }[];
+  }[];
+};
 
 function collect(bodies: Buffer[]): { kinds: string[]; records: number; problems: string[] } {
   const T = otlpTypes().ExportLogsServiceRequest;
@@ -55,21 +60,24 @@ function collect(bodies: Buffer[]): { kinds: string[]; records: number; problems
     const msg = T.decode(b) as unknown as LogsMsg;
     for (const rl of msg.resourceLogs ?? []) {
       const res = attributesPlain(rl.resource?.attributes);
-      if (!res['service.name'] || !res['service.instance.id'] || res['service.layer'] !== 'AI_AGENT') problems.push(`a resource lacks service.name, service.instance.id or service.layer: ${JSON.stringify(res)}`);
-      for (const sl of rl.scopeLogs ?? []) for (const rec of sl.logRecords ?? []) {
-        records++;
-        const a = attributesPlain(rec.attributes);
-        const file = String(a['asz.file']);
-        if (seen.has(file)) problems.push(`${file}: sent twice`);
-        seen.add(file);
-        const kind = String(a['asz.file.kind'] ?? '');
-        kinds.add(kind);
-        const format = a['asz.format'];
-        if (format !== 'sd' && format !== 'sf') problems.push(`${String(a['asz.file'])}: asz.format is ${JSON.stringify(format)}`);
-        if (format === 'sf' && kind !== 'round') problems.push(`${String(a['asz.file'])}: a round's asz.file.kind is ${kind}`);
-        if (typeof rec.body?.stringValue !== 'string') problems.push(`${String(a['asz.file'])}: the body is not a string`);
-        else if ((rec.body.stringValue.match(/\n/g) ?? []).length !== a['asz.lines']) problems.push(`${String(a['asz.file'])}: asz.lines ${String(a['asz.lines'])} is not the body's line count`);
-      }
+      if (!res['service.name'] || !res['service.instance.id'] || res['service.layer'] !== 'AI_AGENT')
+        problems.push(`a resource lacks service.name, service.instance.id or service.layer: ${JSON.stringify(res)}`);
+      for (const sl of rl.scopeLogs ?? [])
+        for (const rec of sl.logRecords ?? []) {
+          records++;
+          const a = attributesPlain(rec.attributes);
+          const file = String(a['asz.file']);
+          if (seen.has(file)) problems.push(`${file}: sent twice`);
+          seen.add(file);
+          const kind = String(a['asz.file.kind'] ?? '');
+          kinds.add(kind);
+          const format = a['asz.format'];
+          if (format !== 'sd' && format !== 'sf') problems.push(`${String(a['asz.file'])}: asz.format is ${JSON.stringify(format)}`);
+          if (format === 'sf' && kind !== 'round') problems.push(`${String(a['asz.file'])}: a round's asz.file.kind is ${kind}`);
+          if (typeof rec.body?.stringValue !== 'string') problems.push(`${String(a['asz.file'])}: the body is not a string`);
+          else if ((rec.body.stringValue.match(/\n/g) ?? []).length !== a['asz.lines'])
+            problems.push(`${String(a['asz.file'])}: asz.lines ${String(a['asz.lines'])} is not the body's line count`);
+        }
     }
   }
   return { kinds: [...kinds].sort(), records, problems };
@@ -85,10 +93,28 @@ async function over(protocol: 'grpc' | 'http', root: string): Promise<TransportR
     if (protocol === 'grpc') {
       grpcServer = new grpc.Server({ 'grpc.max_receive_message_length': -1 });
       const id = (b: Buffer) => b;
-      grpcServer.addService({ Export: { path: `/${GRPC_SERVICE.logs}/Export`, requestStream: false, responseStream: false, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } } as grpc.ServiceDefinition, {
-        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => { bodies.push(call.request); cb(null, encodeResponse('logs', 'protobuf')); },
-      });
-      const port = await new Promise<number>((res, rej) => grpcServer!.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+      grpcServer.addService(
+        {
+          Export: {
+            path: `/${GRPC_SERVICE.logs}/Export`,
+            requestStream: false,
+            responseStream: false,
+            requestSerialize: id,
+            requestDeserialize: id,
+            responseSerialize: id,
+            responseDeserialize: id,
+          },
+        } as grpc.ServiceDefinition,
+        {
+          Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+            bodies.push(call.request);
+            cb(null, encodeResponse('logs', 'protobuf'));
+          },
+        },
+      );
+      const port = await new Promise<number>((res, rej) =>
+        grpcServer!.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+      );
       endpoint = `127.0.0.1:${port}`;
     } else {
       http = createServer((req, res) => {
@@ -118,7 +144,10 @@ async function over(protocol: 'grpc' | 'http', root: string): Promise<TransportR
     }
   } finally {
     grpcServer?.forceShutdown();
-    if (http) { http.closeAllConnections(); await new Promise<void>((res) => http!.close(() => res())); }
+    if (http) {
+      http.closeAllConnections();
+      await new Promise<void>((res) => http!.close(() => res()));
+    }
     rmSync(state, { recursive: true, force: true });
   }
 }

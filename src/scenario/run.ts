@@ -23,13 +23,22 @@ export class ScenarioRoot {
   readonly sourceRoot: string;
   private readonly collector: LocalCollector;
 
-  constructor(readonly dir: string, readonly format: Format, readonly scn: Scenario, readonly at: number, readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; session?: string } = {}) {
+  constructor(
+    readonly dir: string,
+    readonly format: Format,
+    readonly scn: Scenario,
+    readonly at: number,
+    readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; session?: string } = {},
+  ) {
     mkdirSync(dir, { recursive: true });
     this.sourceRoot = format === 'claude-code' ? join(dir, '_source', 'projects') : join(dir, '_scenario', 'sd-source');
     if (format === 'claude-code') writeRootConfig(dir, this.sourceRoot);
     const atNs = BigInt(at) * 1_000_000n;
     this.collector = new LocalCollector({
-      root: dir, sourceRoot: this.sourceRoot, filter: { include: [], exclude: [] }, maxDeltaBytes: 2 * 1024 * 1024,
+      root: dir,
+      sourceRoot: this.sourceRoot,
+      filter: { include: [], exclude: [] },
+      maxDeltaBytes: 2 * 1024 * 1024,
       adapter: format === 'sd' ? 'scenario-sd/1' : undefined,
       // An sd build is stamped by the scenario's clock, so a fixed --at lands byte-identical files.
       clock: format === 'sd' ? () => atNs : undefined,

@@ -148,7 +148,8 @@ class Problems {
 
 function parseId(id: string, path: string): { type: string; name?: string } {
   const m = ID.exec(id);
-  if (!m) throw new ConfigError(path, 'is not a component id; write type or type/name, such as otlp or otlp/oap (type: a-z, 0-9, _; name: letters, digits, _ . -)');
+  if (!m)
+    throw new ConfigError(path, 'is not a component id; write type or type/name, such as otlp or otlp/oap (type: a-z, 0-9, _; name: letters, digits, _ . -)');
   return { type: m[1]!, name: m[2] };
 }
 
@@ -199,7 +200,10 @@ function readPipelines(
       }
     }
     const receivers = [...comps.receiver.named];
-    return { pipelines: [{ id: 'sessions', type: 'sessions', receivers: receivers.length ? receivers : ['claude_code_local'], processors: [], exporters: [] }], implied: true };
+    return {
+      pipelines: [{ id: 'sessions', type: 'sessions', receivers: receivers.length ? receivers : ['claude_code_local'], processors: [], exporters: [] }],
+      implied: true,
+    };
   }
   const pm = p.try(() => mapping(svc.pipelines, 'service.pipelines'));
   if (!pm) return { pipelines: [], implied: false };
@@ -241,22 +245,36 @@ function readPipelines(
   // Derived token usage and the runtime's own metrics passed through count the same tokens.
   const typeOf = (kind: ComponentKind, id: string) => comps[kind].valid.find((c) => c.id === id)?.type;
   const derived = out.find((pl) => pl.type === 'metrics' && pl.processors.some((id) => typeOf('processor', id) === 'token_metrics'));
-  const passed = out.find((pl) => pl.type === 'metrics' && pl.exporters.length > 0 && pl.receivers.some((id) => typeOf('receiver', id) === 'claude_code_otlp')
-    && !pl.processors.some((id) => typeOf('processor', id) === 'token_metrics'));
+  const passed = out.find(
+    (pl) =>
+      pl.type === 'metrics' &&
+      pl.exporters.length > 0 &&
+      pl.receivers.some((id) => typeOf('receiver', id) === 'claude_code_otlp') &&
+      !pl.processors.some((id) => typeOf('processor', id) === 'token_metrics'),
+  );
   if (derived && passed) {
-    p.add(join('service.pipelines', passed.id), `passes claude_code_otlp metrics through while pipeline ${derived.id} derives token usage with token_metrics; both would send claude_code.token.usage for the same tokens: keep one`);
+    p.add(
+      join('service.pipelines', passed.id),
+      `passes claude_code_otlp metrics through while pipeline ${derived.id} derives token usage with token_metrics; both would send claude_code.token.usage for the same tokens: keep one`,
+    );
   }
   return { pipelines: out, implied: false };
 }
 
-function readService(raw: Record<string, unknown>, comps: Record<ComponentKind, { valid: ComponentConfig[]; named: Set<string> }>, registry: Registry, p: Problems): ServiceConfig {
+function readService(
+  raw: Record<string, unknown>,
+  comps: Record<ComponentKind, { valid: ComponentConfig[]; named: Set<string> }>,
+  registry: Registry,
+  p: Problems,
+): ServiceConfig {
   const svc = p.section(raw.service, 'service', ['extensions', 'pipelines', 'telemetry', 'shutdown_timeout', 'final_pass']);
   const extensions: string[] = [];
   const exts = p.try(() => strList(svc.extensions, 'service.extensions', [])) ?? [];
   exts.forEach((id, i) => {
     const path = `service.extensions[${i}]`;
     if (exts.indexOf(id) !== i) return p.add(path, `"${id}" is listed twice`);
-    if (!comps.extension.named.has(id)) return p.add(path, `"${id}" is not configured under extensions; configured extensions: ${[...comps.extension.named].join(', ') || '(none)'}`);
+    if (!comps.extension.named.has(id))
+      return p.add(path, `"${id}" is not configured under extensions; configured extensions: ${[...comps.extension.named].join(', ') || '(none)'}`);
     if (comps.extension.valid.some((c) => c.id === id)) extensions.push(id);
   });
   const { pipelines, implied } = readPipelines(svc, comps, registry, p);
@@ -269,7 +287,14 @@ function readService(raw: Record<string, unknown>, comps: Record<ComponentKind, 
   const level = (p.try(() => str(logs.level, 'service.telemetry.logs.level', 'info', { oneOf: LOG_LEVELS })) ?? 'info') as LogLevel;
   const shutdownTimeoutMs = p.try(() => duration(svc.shutdown_timeout, 'service.shutdown_timeout', 30_000, { minMs: 100, maxMs: 3_600_000 })) ?? 30_000;
   const finalPass = p.try(() => bool(svc.final_pass, 'service.final_pass', true)) ?? true;
-  return { extensions, pipelines, impliedPipelines: implied, telemetry: { metrics: { address, allowedHosts: hosts }, logs: { level } }, shutdownTimeoutMs, finalPass };
+  return {
+    extensions,
+    pipelines,
+    impliedPipelines: implied,
+    telemetry: { metrics: { address, allowedHosts: hosts }, logs: { level } },
+    shutdownTimeoutMs,
+    finalPass,
+  };
 }
 
 /**

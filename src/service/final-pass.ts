@@ -50,14 +50,16 @@ export async function runFinalPass(parts: readonly Scheduled[], scheduler: PassS
 async function stopIntake(parts: readonly Scheduled[], signal: AbortSignal): Promise<void> {
   const taking = parts.filter((p) => typeof p.component.stopIntake === 'function');
   if (!taking.length) return;
-  const all = Promise.all(taking.map(async (p) => {
-    try {
-      await p.component.stopIntake!(signal);
-      p.log.info('intake stopped');
-    } catch (err) {
-      p.log.error('could not stop intake; the final pass runs anyway', { error: err });
-    }
-  }));
+  const all = Promise.all(
+    taking.map(async (p) => {
+      try {
+        await p.component.stopIntake!(signal);
+        p.log.info('intake stopped');
+      } catch (err) {
+        p.log.error('could not stop intake; the final pass runs anyway', { error: err });
+      }
+    }),
+  );
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<void>((res) => {
     onAbort = res;

@@ -50,7 +50,12 @@ export function pushTargets(cfg: AszConfig, only?: string): { targets: PushTarge
   }
   const chosen = otlp.filter((c) => (only ? c.id === only : used.has(c.id)));
   if (chosen.length === 0) {
-    return { targets: [], error: otlp.length ? `no pipeline uses an otlp exporter (configured: ${otlp.map((c) => c.id).join(', ')}); add one to service.pipelines` : 'no otlp exporter is configured: add one under exporters (such as otlp/oap with an endpoint) and to a pipeline' };
+    return {
+      targets: [],
+      error: otlp.length
+        ? `no pipeline uses an otlp exporter (configured: ${otlp.map((c) => c.id).join(', ')}); add one to service.pipelines`
+        : 'no otlp exporter is configured: add one under exporters (such as otlp/oap with an endpoint) and to a pipeline',
+    };
   }
   // Consumers come from the whole configuration: `--exporter` chooses who sends, not who must have taken a file.
   const retention = { sweeper: new SpoolRetention(cfg.storageRoot), scope: scopeFromConfig(cfg) };
@@ -71,10 +76,20 @@ export interface TargetPass {
 }
 
 /** One pass for one target: derive (when its metrics are derived), then push. */
-export async function pushPass(cfg: AszConfig, t: PushTarget, opts: { once: boolean; waiting?: Map<string, number>; signal?: AbortSignal }): Promise<TargetPass> {
+export async function pushPass(
+  cfg: AszConfig,
+  t: PushTarget,
+  opts: { once: boolean; waiting?: Map<string, number>; signal?: AbortSignal },
+): Promise<TargetPass> {
   let derived: DeriveReport | undefined;
   for (const d of t.derive) {
-    derived = await deriveTokenUsage({ root: cfg.storageRoot, lookbackMs: d.lookbackMs, graceMs: opts.once ? 0 : d.graceMs, waiting: opts.waiting, signal: opts.signal });
+    derived = await deriveTokenUsage({
+      root: cfg.storageRoot,
+      lookbackMs: d.lookbackMs,
+      graceMs: opts.once ? 0 : d.graceMs,
+      waiting: opts.waiting,
+      signal: opts.signal,
+    });
   }
   const push = await t.pusher.pass({ force: opts.once, signal: opts.signal });
   if (derived?.problems.length) push.problems.unshift(...derived.problems.map((p) => `token_metrics: ${p}`));

@@ -37,7 +37,9 @@ export async function drain(svc: Service, timeoutMs: number, log: Logger): Promi
 export function processSignals(signals: NodeJS.Signals[]): (stop: (signal: string) => void) => () => void {
   return (stop) => {
     for (const s of signals) process.on(s, stop);
-    return () => { for (const s of signals) process.off(s, stop); };
+    return () => {
+      for (const s of signals) process.off(s, stop);
+    };
   };
 }
 
@@ -50,7 +52,9 @@ export async function runService(cfg: AszConfig, opts: RunOptions): Promise<numb
   const svc = new Service(cfg, log.child({ component: 'service' }));
   const stopOn = opts.stopOn ?? processSignals(['SIGTERM', 'SIGINT']);
   let stopWith: ((why: { reason: string; fatal: boolean }) => void) | undefined;
-  const stopped = new Promise<{ reason: string; fatal: boolean }>((res) => { stopWith = res; });
+  const stopped = new Promise<{ reason: string; fatal: boolean }>((res) => {
+    stopWith = res;
+  });
   let stopping = false;
   const onSignal = (signal: string) => {
     if (stopping) {

@@ -37,7 +37,10 @@ export class PassScheduler {
   private passNo = 0;
   private abort = new AbortController();
 
-  constructor(private readonly parts: Scheduled[], private readonly opts: SchedulerOptions) {}
+  constructor(
+    private readonly parts: Scheduled[],
+    private readonly opts: SchedulerOptions,
+  ) {}
 
   start(): void {
     this.loop ??= this.run();

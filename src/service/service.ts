@@ -32,14 +32,15 @@ export class Service implements Host {
   private telemetryAddress: string | undefined;
   private shutdownPromise: Promise<void> | undefined;
 
-  constructor(readonly cfg: AszConfig, private readonly log: Logger) {}
+  constructor(
+    readonly cfg: AszConfig,
+    private readonly log: Logger,
+  ) {}
 
   /** The components to run, in start order. */
   private plan(): ComponentConfig[] {
-    const byKind = (kind: ComponentKind, ids: string[]) =>
-      ids.map((id) => this.cfg.components.find((c) => c.kind === kind && c.id === id)!).filter(Boolean);
-    const inPipelines = (kind: 'receiver' | 'processor' | 'exporter') =>
-      [...new Set(this.cfg.service.pipelines.flatMap((p) => p[`${kind}s`]))];
+    const byKind = (kind: ComponentKind, ids: string[]) => ids.map((id) => this.cfg.components.find((c) => c.kind === kind && c.id === id)!).filter(Boolean);
+    const inPipelines = (kind: 'receiver' | 'processor' | 'exporter') => [...new Set(this.cfg.service.pipelines.flatMap((p) => p[`${kind}s`]))];
     return START_ORDER.flatMap((k) => (k === 'extension' ? byKind(k, this.cfg.service.extensions) : byKind(k, inPipelines(k))));
   }
 
@@ -66,8 +67,15 @@ export class Service implements Host {
       let component: Component;
       try {
         component = await c.factory.create(c.config, {
-          id: c.id, kind: c.kind, storageRoot: this.cfg.storageRoot, pipelines, log, ...(metricsSource ? { metricsSource } : {}),
-          telemetry: this.telemetry.forComponent(c.id, c.kind), host: this, shutdownTimeoutMs: this.cfg.service.shutdownTimeoutMs,
+          id: c.id,
+          kind: c.kind,
+          storageRoot: this.cfg.storageRoot,
+          pipelines,
+          log,
+          ...(metricsSource ? { metricsSource } : {}),
+          telemetry: this.telemetry.forComponent(c.id, c.kind),
+          host: this,
+          shutdownTimeoutMs: this.cfg.service.shutdownTimeoutMs,
         });
       } catch (err) {
         throw new Error(`${name} could not be created: ${(err as Error).message}`, { cause: err });
@@ -149,7 +157,10 @@ export class Service implements Host {
       else this.log.info('final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start');
     }
     for (const inst of [...this.instances].reverse()) {
-      if (inst.state === 'created') { inst.state = 'stopped'; continue; }
+      if (inst.state === 'created') {
+        inst.state = 'stopped';
+        continue;
+      }
       inst.state = 'stopping';
       try {
         await inst.component.shutdown();
@@ -171,7 +182,11 @@ export class Service implements Host {
 
   status(): ServiceStatus {
     const components: ComponentStatus[] = this.instances.map((i) => ({
-      id: i.id, kind: i.kind, state: i.state, ...(i.error ? { error: i.error } : {}), ...(i.addresses ? { addresses: i.addresses } : {}),
+      id: i.id,
+      kind: i.kind,
+      state: i.state,
+      ...(i.error ? { error: i.error } : {}),
+      ...(i.addresses ? { addresses: i.addresses } : {}),
     }));
     const reasons: string[] = [];
     for (const c of components) if (c.state !== 'started') reasons.push(`${c.kind}s/${c.id} is ${c.state}${c.error ? `: ${c.error}` : ''}`);

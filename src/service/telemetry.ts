@@ -34,18 +34,78 @@ export class ServiceTelemetry {
     collectDefaultMetrics({ register: this.registry });
     for (const s of SIGNALS) {
       const words = s.replace('_', ' ');
-      this.accepted.set(s, new Counter({ name: `aszcol_receiver_accepted_${s}_total`, help: `OTLP ${words} a receiver accepted.`, labelNames: ['receiver', 'transport'], registers }));
-      this.refused.set(s, new Counter({ name: `aszcol_receiver_refused_${s}_total`, help: `OTLP ${words} a receiver refused, by reason.`, labelNames: ['receiver', 'transport', 'reason'], registers }));
-      this.sentC.set(s, new Counter({ name: `aszcol_exporter_sent_${s}_total`, help: `${words[0]!.toUpperCase()}${words.slice(1)} an exporter sent and the backend accepted.`, labelNames: ['exporter'], registers }));
-      this.failedC.set(s, new Counter({ name: `aszcol_exporter_send_failed_${s}_total`, help: `${words[0]!.toUpperCase()}${words.slice(1)} an exporter could not send, by reason.`, labelNames: ['exporter', 'reason'], registers }));
+      this.accepted.set(
+        s,
+        new Counter({
+          name: `aszcol_receiver_accepted_${s}_total`,
+          help: `OTLP ${words} a receiver accepted.`,
+          labelNames: ['receiver', 'transport'],
+          registers,
+        }),
+      );
+      this.refused.set(
+        s,
+        new Counter({
+          name: `aszcol_receiver_refused_${s}_total`,
+          help: `OTLP ${words} a receiver refused, by reason.`,
+          labelNames: ['receiver', 'transport', 'reason'],
+          registers,
+        }),
+      );
+      this.sentC.set(
+        s,
+        new Counter({
+          name: `aszcol_exporter_sent_${s}_total`,
+          help: `${words[0]!.toUpperCase()}${words.slice(1)} an exporter sent and the backend accepted.`,
+          labelNames: ['exporter'],
+          registers,
+        }),
+      );
+      this.failedC.set(
+        s,
+        new Counter({
+          name: `aszcol_exporter_send_failed_${s}_total`,
+          help: `${words[0]!.toUpperCase()}${words.slice(1)} an exporter could not send, by reason.`,
+          labelNames: ['exporter', 'reason'],
+          registers,
+        }),
+      );
     }
-    this.landedC = new Counter({ name: 'aszcol_landed_records_total', help: 'Records landed in the storage root as Session Data.', labelNames: ['receiver'], registers });
-    this.requestsC = new Counter({ name: 'aszcol_receiver_requests_total', help: 'Requests a receiver took, by transport.', labelNames: ['receiver', 'transport'], registers });
-    this.refusedRequestsC = new Counter({ name: 'aszcol_receiver_refused_requests_total', help: 'Whole requests a receiver refused, by reason.', labelNames: ['receiver', 'reason'], registers });
-    this.spool = new Gauge({ name: 'aszcol_receiver_spool_bytes', help: 'Bytes in a receiver\'s spool (the _metrics/ directory).', labelNames: ['receiver'], registers });
-    this.conflicts = new Gauge({ name: 'aszcol_sources_in_conflict', help: 'Sources whose cursor is in conflict (stopped until a person clears it).', labelNames: ['receiver'], registers });
+    this.landedC = new Counter({
+      name: 'aszcol_landed_records_total',
+      help: 'Records landed in the storage root as Session Data.',
+      labelNames: ['receiver'],
+      registers,
+    });
+    this.requestsC = new Counter({
+      name: 'aszcol_receiver_requests_total',
+      help: 'Requests a receiver took, by transport.',
+      labelNames: ['receiver', 'transport'],
+      registers,
+    });
+    this.refusedRequestsC = new Counter({
+      name: 'aszcol_receiver_refused_requests_total',
+      help: 'Whole requests a receiver refused, by reason.',
+      labelNames: ['receiver', 'reason'],
+      registers,
+    });
+    this.spool = new Gauge({
+      name: 'aszcol_receiver_spool_bytes',
+      help: "Bytes in a receiver's spool (the _metrics/ directory).",
+      labelNames: ['receiver'],
+      registers,
+    });
+    this.conflicts = new Gauge({
+      name: 'aszcol_sources_in_conflict',
+      help: 'Sources whose cursor is in conflict (stopped until a person clears it).',
+      labelNames: ['receiver'],
+      registers,
+    });
     this.passDuration = new Histogram({
-      name: 'aszcol_pass_duration_seconds', help: 'Duration of one pass (land, parse, derive, send).', labelNames: ['outcome'], registers,
+      name: 'aszcol_pass_duration_seconds',
+      help: 'Duration of one pass (land, parse, derive, send).',
+      labelNames: ['outcome'],
+      registers,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
     });
     this.passes = new Counter({ name: 'aszcol_passes_total', help: 'Passes run, by outcome (ok, failed).', labelNames: ['outcome'], registers });
@@ -89,7 +149,10 @@ export class ServiceTelemetry {
         const body = await this.registry.metrics();
         res.set('Content-Type', this.registry.contentType).send(body);
       } catch (err) {
-        res.status(500).type('text/plain').send(`cannot collect metrics: ${(err as Error).message}\n`);
+        res
+          .status(500)
+          .type('text/plain')
+          .send(`cannot collect metrics: ${(err as Error).message}\n`);
       }
     });
     this.server = await listen(app, at.host, at.port, { allowedHosts, configPath: 'service.telemetry.metrics.allowed_hosts' });

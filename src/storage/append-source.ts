@@ -50,7 +50,10 @@ const windowScratch = new ScratchBuffer();
  */
 class WindowReader {
   private buf: Buffer;
-  constructor(private readonly fd: number, private readonly budget: number) {
+  constructor(
+    private readonly fd: number,
+    private readonly budget: number,
+  ) {
     // A window grown far past the budget (one huge line) is not kept for every source after it.
     windowScratch.trim(4 * budget);
     this.buf = windowScratch.take(budget);
@@ -168,7 +171,9 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
       c.ino = st.ino; // same bytes reached another way (bind mount, restore, copy): continue
     }
 
-    let files = 0, records = 0, bytes = 0;
+    let files = 0,
+      records = 0,
+      bytes = 0;
     const maxWindows = spec.maxWindows ?? MAX_WINDOWS_PER_PASS;
     const reader = new WindowReader(fd, spec.maxDeltaBytes);
     for (let w = 0; w < maxWindows; w++) {
@@ -178,9 +183,12 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
       const landed = landLines(spec.target, seq, splitLines(window, c.offset, c.ord), spec.convert);
       spec.afterLand?.();
       const newOffset = c.offset + window.length;
-      c.tail_sha256 = window.length >= TAIL_WINDOW
-        ? createHash('sha256').update(window.subarray(window.length - TAIL_WINDOW)).digest('hex')
-        : tailDigest(fd, newOffset);
+      c.tail_sha256 =
+        window.length >= TAIL_WINDOW
+          ? createHash('sha256')
+              .update(window.subarray(window.length - TAIL_WINDOW))
+              .digest('hex')
+          : tailDigest(fd, newOffset);
       c.offset = newOffset;
       c.ord += landed.records;
       c.last_uuid = lastUuid(window) ?? c.last_uuid;

@@ -33,7 +33,10 @@ export function listRounds(root: string, conversation: string): { round: number;
 
 export function listConversations(root: string): string[] {
   try {
-    return readdirSync(join(root, CONVERSATIONS), { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+    return readdirSync(join(root, CONVERSATIONS), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }
@@ -50,7 +53,12 @@ export function loadChain(root: string, conversation: string, opts: { sweep?: bo
   for (const r of listRounds(root, conversation)) {
     const st = statSync(r.path);
     if (st.size === 0) {
-      if (opts.sweep && Date.now() - st.mtimeMs > 60_000) try { unlinkSync(r.path); } catch { /* ignore */ }
+      if (opts.sweep && Date.now() - st.mtimeMs > 60_000)
+        try {
+          unlinkSync(r.path);
+        } catch {
+          /* ignore */
+        }
       continue;
     }
     const round = decodeRound(readFileSync(r.path, 'utf8'), r.path);
@@ -62,9 +70,23 @@ export function loadChain(root: string, conversation: string, opts: { sweep?: bo
 }
 
 /** A cache of the head, outside every digest: the rounds directory is what counts. */
-export function saveConversationState(root: string, conversation: string, s: { head: number; headDigest: string; throughSeq: number; inputDigest: string; parser: string; policy: string }): void {
-  replaceAtomically(join(chainDir(root, conversation), 'conversation.state'), formatKv([
-    ['schema', 1], ['head', s.head], ['head_digest', s.headDigest], ['through_seq', s.throughSeq], ['input_digest', s.inputDigest],
-    ['parser', s.parser], ['policy', s.policy], ['updated_at', new Date().toISOString()],
-  ]), { sync: false });
+export function saveConversationState(
+  root: string,
+  conversation: string,
+  s: { head: number; headDigest: string; throughSeq: number; inputDigest: string; parser: string; policy: string },
+): void {
+  replaceAtomically(
+    join(chainDir(root, conversation), 'conversation.state'),
+    formatKv([
+      ['schema', 1],
+      ['head', s.head],
+      ['head_digest', s.headDigest],
+      ['through_seq', s.throughSeq],
+      ['input_digest', s.inputDigest],
+      ['parser', s.parser],
+      ['policy', s.policy],
+      ['updated_at', new Date().toISOString()],
+    ]),
+    { sync: false },
+  );
 }

@@ -36,19 +36,37 @@ export interface SnapshotCursor extends CursorBase {
 export type Cursor = AppendCursor | SnapshotCursor;
 
 export function formatCursor(c: Cursor): string {
-  const common: [string, string | number | undefined][] = [['schema', 1], ['kind', c.kind], ['source', c.source]];
+  const common: [string, string | number | undefined][] = [
+    ['schema', 1],
+    ['kind', c.kind],
+    ['source', c.source],
+  ];
   if (c.kind === 'append') {
     return formatKv([
       ...common,
-      ['dev', c.dev], ['ino', c.ino], ['offset', c.offset], ['ord', c.ord], ['last_uuid', c.last_uuid],
-      ['tail_sha256', c.tail_sha256], ['size', c.size], ['mtime', c.mtime], ['last_seq', c.last_seq],
-      ['updated_at', c.updated_at], ['state', c.state], ['reason', c.reason],
+      ['dev', c.dev],
+      ['ino', c.ino],
+      ['offset', c.offset],
+      ['ord', c.ord],
+      ['last_uuid', c.last_uuid],
+      ['tail_sha256', c.tail_sha256],
+      ['size', c.size],
+      ['mtime', c.mtime],
+      ['last_seq', c.last_seq],
+      ['updated_at', c.updated_at],
+      ['state', c.state],
+      ['reason', c.reason],
     ]);
   }
   return formatKv([
     ...common,
-    ['content_sha256', c.content_sha256], ['size', c.size], ['mtime', c.mtime], ['last_seq', c.last_seq],
-    ['updated_at', c.updated_at], ['state', c.state], ['reason', c.reason],
+    ['content_sha256', c.content_sha256],
+    ['size', c.size],
+    ['mtime', c.mtime],
+    ['last_seq', c.last_seq],
+    ['updated_at', c.updated_at],
+    ['state', c.state],
+    ['reason', c.reason],
   ]);
 }
 

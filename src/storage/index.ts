@@ -109,7 +109,11 @@ function encodeIndex(ix: SessionIndex): Buffer {
   const s = (v: string | undefined) => {
     if (v === undefined) return -1;
     let i = at.get(v);
-    if (i === undefined) { i = strings.length; strings.push(v); at.set(v, i); }
+    if (i === undefined) {
+      i = strings.length;
+      strings.push(v);
+      at.set(v, i);
+    }
     return i;
   };
   const rows = new Int32Array(ix.entries.length * ROW_STRIDE);
@@ -117,20 +121,36 @@ function encodeIndex(ix: SessionIndex): Buffer {
   let partCount = 0;
   for (const e of ix.entries) partCount += e.parts.length + 1;
   const parts = new Int32Array(partCount * PART_STRIDE);
-  let r = 0, p = 0;
+  let r = 0,
+    p = 0;
   ix.entries.forEach((e, i) => {
-    rows[r++] = e.seq; rows[r++] = e.row; rows[r++] = s(e.fileKind); rows[r++] = s(e.stream); rows[r++] = s(e.fileBatch);
+    rows[r++] = e.seq;
+    rows[r++] = e.row;
+    rows[r++] = s(e.fileKind);
+    rows[r++] = s(e.stream);
+    rows[r++] = s(e.fileBatch);
     for (const f of STRING_FIELDS) rows[r++] = s(e[f]);
     rows[r++] = s(e.flags.length ? e.flags.join(' ') : undefined);
     times[i] = e.time ?? NaN;
     for (const q of e.parts) {
-      parts[p++] = q.block; parts[p++] = KINDS.indexOf(q.k); parts[p++] = STATES.indexOf(q.state); parts[p++] = s(q.id); parts[p++] = s(q.name); parts[p++] = s(q.of);
+      parts[p++] = q.block;
+      parts[p++] = KINDS.indexOf(q.k);
+      parts[p++] = STATES.indexOf(q.state);
+      parts[p++] = s(q.id);
+      parts[p++] = s(q.name);
+      parts[p++] = s(q.of);
       parts[p++] = q.failed === undefined ? -1 : q.failed ? 1 : 0;
     }
-    parts[p++] = -2; p += PART_STRIDE - 1; // end of this entry's parts
+    parts[p++] = -2;
+    p += PART_STRIDE - 1; // end of this entry's parts
   });
   // The string table is one NUL-separated blob: a split is several times faster than a JSON array.
-  let head = Buffer.from(JSON.stringify({ schema: INDEX_SCHEMA, session: ix.session, indexed_seq: ix.indexedSeq, files: ix.files, entries: ix.entries.length, parts: partCount }) + '\n' + strings.join('\u0000'), 'utf8');
+  let head = Buffer.from(
+    JSON.stringify({ schema: INDEX_SCHEMA, session: ix.session, indexed_seq: ix.indexedSeq, files: ix.files, entries: ix.entries.length, parts: partCount }) +
+      '\n' +
+      strings.join('\u0000'),
+    'utf8',
+  );
   const headLen = head.length;
   const pad = (8 - ((12 + headLen) % 8)) % 8; // the typed columns start 8-aligned
   head = Buffer.concat([head, Buffer.alloc(pad)]);
@@ -159,25 +179,64 @@ const NO_FLAGS: string[] = [];
  */
 class IndexedRecord implements IndexEntry {
   private cachedParts: IndexedPart[] | undefined;
-  constructor(private readonly c: Columns, private readonly i: number) {}
-  private s(field: number): string | undefined { return this.c.str[this.c.rows[this.i * ROW_STRIDE + field]!]; }
-  get seq(): number { return this.c.rows[this.i * ROW_STRIDE]!; }
-  get row(): number { return this.c.rows[this.i * ROW_STRIDE + 1]!; }
-  get fileKind(): FileKind { return this.s(2) as FileKind; }
-  get stream() { return this.s(3); }
-  get fileBatch() { return this.s(4); }
-  get id() { return this.s(5); }
-  get parent() { return this.s(6); }
-  get call() { return this.s(7); }
-  get run() { return this.s(8); }
-  get continues() { return this.s(9); }
-  get tool() { return this.s(10); }
-  get child() { return this.s(11); }
-  get batch() { return this.s(12); }
-  get started_by() { return this.s(13); }
-  get label() { return this.s(14); }
-  get from() { return this.s(15); }
-  get trigger() { return this.s(16); }
+  constructor(
+    private readonly c: Columns,
+    private readonly i: number,
+  ) {}
+  private s(field: number): string | undefined {
+    return this.c.str[this.c.rows[this.i * ROW_STRIDE + field]!];
+  }
+  get seq(): number {
+    return this.c.rows[this.i * ROW_STRIDE]!;
+  }
+  get row(): number {
+    return this.c.rows[this.i * ROW_STRIDE + 1]!;
+  }
+  get fileKind(): FileKind {
+    return this.s(2) as FileKind;
+  }
+  get stream() {
+    return this.s(3);
+  }
+  get fileBatch() {
+    return this.s(4);
+  }
+  get id() {
+    return this.s(5);
+  }
+  get parent() {
+    return this.s(6);
+  }
+  get call() {
+    return this.s(7);
+  }
+  get run() {
+    return this.s(8);
+  }
+  get continues() {
+    return this.s(9);
+  }
+  get tool() {
+    return this.s(10);
+  }
+  get child() {
+    return this.s(11);
+  }
+  get batch() {
+    return this.s(12);
+  }
+  get started_by() {
+    return this.s(13);
+  }
+  get label() {
+    return this.s(14);
+  }
+  get from() {
+    return this.s(15);
+  }
+  get trigger() {
+    return this.s(16);
+  }
   get time(): number | undefined {
     const t = this.c.times[this.i]!;
     return Number.isNaN(t) ? undefined : t;
@@ -196,7 +255,9 @@ class IndexedRecord implements IndexEntry {
     for (let pi = partStart[this.i]!; parts[pi] !== -2; pi += PART_STRIDE) {
       const failed = parts[pi + 6]!;
       const p: IndexedPart = { block: parts[pi]!, k: KINDS[parts[pi + 1]!]!, state: STATES[parts[pi + 2]!]! };
-      const id = str[parts[pi + 3]!], name = str[parts[pi + 4]!], of = str[parts[pi + 5]!];
+      const id = str[parts[pi + 3]!],
+        name = str[parts[pi + 4]!],
+        of = str[parts[pi + 5]!];
       if (id !== undefined) p.id = id;
       if (name !== undefined) p.name = name;
       if (of !== undefined) p.of = of;
@@ -260,9 +321,15 @@ function saveIndex(root: string, ix: SessionIndex): void {
   const dir = indexDir(root, ix.session);
   mkdirSync(dir, { recursive: true });
   replaceAtomically(join(dir, 'entries.bin'), encodeIndex(ix));
-  replaceAtomically(join(dir, 'index.state'), formatKv([
-    ['schema', INDEX_SCHEMA], ['indexed_seq', ix.indexedSeq], ['files', ix.files.length], ['entries', ix.entries.length],
-  ]));
+  replaceAtomically(
+    join(dir, 'index.state'),
+    formatKv([
+      ['schema', INDEX_SCHEMA],
+      ['indexed_seq', ix.indexedSeq],
+      ['files', ix.files.length],
+      ['entries', ix.entries.length],
+    ]),
+  );
 }
 
 export function readIndexState(root: string, session: string): { schema: number; indexedSeq: number } | undefined {

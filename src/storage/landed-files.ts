@@ -28,7 +28,10 @@ export function listLanded(root: string, session: string): LandedFileRef[] {
 /** The sessions landed under a root, by name; none when the root does not exist yet. */
 export function landedSessions(root: string): string[] {
   try {
-    return readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() && isSessionEntryName(e.name)).map((e) => e.name).sort();
+    return readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && isSessionEntryName(e.name))
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }

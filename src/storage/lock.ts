@@ -43,12 +43,24 @@ export class FileLock {
         continue;
       }
       let moved = '';
-      try { moved = readFileSync(aside, 'utf8'); } catch { /* gone */ }
+      try {
+        moved = readFileSync(aside, 'utf8');
+      } catch {
+        /* gone */
+      }
       if (moved !== holder) {
         // We moved a live holder's fresh lock: put it back where it was.
-        try { linkSync(aside, this.path); } catch { /* someone else created one meanwhile */ }
+        try {
+          linkSync(aside, this.path);
+        } catch {
+          /* someone else created one meanwhile */
+        }
       }
-      try { unlinkSync(aside); } catch { /* ignore */ }
+      try {
+        unlinkSync(aside);
+      } catch {
+        /* ignore */
+      }
     }
     return false;
   }
@@ -82,13 +94,19 @@ export class FileLock {
     this.held = false;
     try {
       if (readFileSync(this.path, 'utf8') === this.token) unlinkSync(this.path);
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
   }
 
   private create(): boolean {
     try {
       const fd = openSync(this.path, 'wx', 0o644);
-      try { writeSync(fd, this.token); } finally { closeSync(fd); }
+      try {
+        writeSync(fd, this.token);
+      } finally {
+        closeSync(fd);
+      }
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;

@@ -114,7 +114,10 @@ export class MetricsSpool {
       return [];
     }
     const re = NAMES[source];
-    return names.filter((n) => re.test(n)).sort().map((name) => ({ name, rel: MetricsSpool.rel(name), path: this.path(name) }));
+    return names
+      .filter((n) => re.test(n))
+      .sort()
+      .map((name) => ({ name, rel: MetricsSpool.rel(name), path: this.path(name) }));
   }
 
   /** Whether a derived file's receipt exists (its derivation finished saving what it counted). */
@@ -126,7 +129,11 @@ export class MetricsSpool {
   /** Removes the files of one source that every consumer has taken (spool-removal.ts has the rules). */
   removeSent(source: MetricsSource, opts: Omit<SpoolRemovalOptions, 'root' | 'dir' | 'names' | 'seqOf' | 'forgetSent'>): Promise<SpoolRemovalReport> {
     return removeSentSpoolFiles({
-      ...opts, root: this.root, dir: METRICS_DIR, names: NAMES[source], seqOf: MetricsSpool.receivedSeq,
+      ...opts,
+      root: this.root,
+      dir: METRICS_DIR,
+      names: NAMES[source],
+      seqOf: MetricsSpool.receivedSeq,
       // Received names are never issued again; a derived name comes back when its file is derived again.
       forgetSent: source === 'received',
     });

@@ -179,7 +179,11 @@ export class PushState {
     if (this.knownSize <= 0) return;
     const last = Buffer.alloc(1);
     const fd = openSync(this.path, 'r');
-    try { readSync(fd, last, 0, 1, this.knownSize - 1); } finally { closeSync(fd); }
+    try {
+      readSync(fd, last, 0, 1, this.knownSize - 1);
+    } finally {
+      closeSync(fd);
+    }
     if (last[0] === 10) return;
     const buf = readFileSync(this.path);
     const end = buf.lastIndexOf(10) + 1;
@@ -248,7 +252,8 @@ export class PushState {
           return;
         case 'pushed': {
           const cut = rest.lastIndexOf(' ');
-          const rel = rest.slice(0, cut), digest = rest.slice(cut + 1);
+          const rel = rest.slice(0, cut),
+            digest = rest.slice(cut + 1);
           if (cut <= 0 || !DIGEST.test(digest)) throw new PushStateError(this.path, n, 'a pushed line is not "pushed <path> <sha256>"');
           // Files pushed before any endpoint line: an older writer that named no receiver.
           if (!current) current = this.byEndpoint.get('unknown') ?? this.byEndpoint.set('unknown', new Map()).get('unknown')!;

@@ -21,9 +21,15 @@ export function loadSessionState(root: string, session: string): SessionState | 
 }
 
 export function saveSessionState(root: string, session: string, s: SessionState): void {
-  replaceAtomically(sessionStatePath(root, session), formatKv([
-    ['schema', 1], ['next_seq', s.next_seq], ['liveness', s.liveness], ['last_scan', s.last_scan],
-  ]));
+  replaceAtomically(
+    sessionStatePath(root, session),
+    formatKv([
+      ['schema', 1],
+      ['next_seq', s.next_seq],
+      ['liveness', s.liveness],
+      ['last_scan', s.last_scan],
+    ]),
+  );
 }
 
 /**
@@ -33,7 +39,10 @@ export function saveSessionState(root: string, session: string, s: SessionState)
  */
 export class SequenceCounter {
   private next: number;
-  constructor(readonly root: string, readonly session: string) {
+  constructor(
+    readonly root: string,
+    readonly session: string,
+  ) {
     const saved = loadSessionState(root, session)?.next_seq ?? 1;
     this.next = Math.max(saved, highestSeqOnDisk(root, session) + 1);
   }

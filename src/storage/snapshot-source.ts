@@ -46,7 +46,9 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
     throw err;
   }
   const doc = trimTrailingNewlines(raw);
-  const c: SnapshotCursor = prev ? { ...prev, state: 'active' } : { kind: 'snapshot', source: spec.rel, size: 0, mtime: 0, last_seq: 0, updated_at: '', state: 'active' };
+  const c: SnapshotCursor = prev
+    ? { ...prev, state: 'active' }
+    : { kind: 'snapshot', source: spec.rel, size: 0, mtime: 0, last_seq: 0, updated_at: '', state: 'active' };
   if (doc.length === 0) {
     if (prev?.state === 'source_gone') saveCursor(cursorPath, { ...c, updated_at: spec.now() });
     return { status: 'unchanged' };

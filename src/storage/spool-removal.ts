@@ -90,7 +90,6 @@ interface Candidate {
 
 const sameFile = (a: Stats, b: Stats) => a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
-
 export async function removeSentSpoolFiles(o: SpoolRemovalOptions): Promise<SpoolRemovalReport> {
   const r: SpoolRemovalReport = { removed: 0, removedBytes: 0, unsent: 0, young: 0, held: 0, forgotten: 0, busy: false, problems: [] };
   if (o.endpoints.length === 0) throw new Error('a spool removal needs at least one receiver to wait for');
@@ -98,7 +97,9 @@ export async function removeSentSpoolFiles(o: SpoolRemovalOptions): Promise<Spoo
   const state = o.state ?? new PushState(o.root);
   const now = (o.now ?? Date.now)();
   const sent = o.endpoints.map((e) => ({ endpoint: e, files: state.sent(e) }));
-  const names = listDir(dir).filter((n) => o.names.test(n)).sort();
+  const names = listDir(dir)
+    .filter((n) => o.names.test(n))
+    .sort();
 
   // Which files every consumer has taken, and are old enough.
   const candidates: Candidate[] = [];

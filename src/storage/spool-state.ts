@@ -21,7 +21,10 @@ export const SPOOL_STATE = 'spool.state';
 
 /** A spool.state this build does not write (another schema, a counter that is not a number). */
 export class SpoolStateError extends AszError {
-  constructor(readonly file: string, reason: string) {
+  constructor(
+    readonly file: string,
+    reason: string,
+  ) {
     super(reason, file);
   }
 }

@@ -48,12 +48,15 @@ export function verifyChains(root: string, only?: string): ChainReport {
         session = h.session;
         for (const l of listLanded(root, session)) landed.set(l.seq, l.path);
       }
-      if (f.round > 1 && h.previous !== prevDigest) r.problems.push(`${where}: previous ${h.previous} is not the digest of round ${f.round - 1} (${prevDigest ?? 'unreadable'})`);
-      if (!f.name.includes(round.commit.digest.slice(0, 12))) r.problems.push(`${where}: the file name does not carry the round's digest ${round.commit.digest.slice(0, 12)}`);
-      if (h.from_seq !== prevThrough + 1) r.problems.push(`${where}: from_seq ${h.from_seq} does not follow the previous through_seq ${prevThrough}: landed evidence was skipped`);
+      if (f.round > 1 && h.previous !== prevDigest)
+        r.problems.push(`${where}: previous ${h.previous} is not the digest of round ${f.round - 1} (${prevDigest ?? 'unreadable'})`);
+      if (!f.name.includes(round.commit.digest.slice(0, 12)))
+        r.problems.push(`${where}: the file name does not carry the round's digest ${round.commit.digest.slice(0, 12)}`);
+      if (h.from_seq !== prevThrough + 1)
+        r.problems.push(`${where}: from_seq ${h.from_seq} does not follow the previous through_seq ${prevThrough}: landed evidence was skipped`);
       const missing = new Set<number>();
       for (const fr of round.frames) {
-        const refs: Ref[] = fr.t === 'node' ? [...(fr.ref ? [fr.ref] : []), ...(fr.refs ?? [])] : fr.t === 'relation' ? fr.evidence ?? [] : [];
+        const refs: Ref[] = fr.t === 'node' ? [...(fr.ref ? [fr.ref] : []), ...(fr.refs ?? [])] : fr.t === 'relation' ? (fr.evidence ?? []) : [];
         for (const ref of refs) if (!landed.has(ref.seq)) missing.add(ref.seq);
       }
       for (const s of [...missing].sort((a, b) => a - b)) r.problems.push(`${where}: names landed sequence ${s}, which is not on disk`);
@@ -63,7 +66,10 @@ export function verifyChains(root: string, only?: string): ChainReport {
         if (p) digests.push(createHash('sha256').update(readFileSync(p)).digest('hex'));
       }
       const input = chainInputDigest(prevInput, digests);
-      if (input !== h.input_digest) r.problems.push(`${where}: the input digest recomputed from landed files ${h.from_seq}..${h.through_seq} is ${input}, the header says ${h.input_digest}`);
+      if (input !== h.input_digest)
+        r.problems.push(
+          `${where}: the input digest recomputed from landed files ${h.from_seq}..${h.through_seq} is ${input}, the header says ${h.input_digest}`,
+        );
       prevDigest = round.commit.digest;
       prevThrough = h.through_seq;
       prevInput = h.input_digest;

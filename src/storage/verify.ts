@@ -65,13 +65,15 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
           if (header.session !== session) r.problems.push(`${path}: header session ${header.session} is not ${session}`);
           r.records += records.length;
           if (!APPEND_PREFIXES.has(prefix)) {
-            for (const rec of records) if (rec.ord !== 1 || rec.off !== 0) r.problems.push(`${path}: a document record must be ord 1 at byte 0, got ord ${rec.ord} at ${rec.off}`);
+            for (const rec of records)
+              if (rec.ord !== 1 || rec.off !== 0) r.problems.push(`${path}: a document record must be ord 1 at byte 0, got ord ${rec.ord} at ${rec.off}`);
             continue;
           }
           for (const [i, rec] of records.entries()) {
             const where = `${path} row ${i + 1}`;
             if (rec.ord <= maxOrd) {
-              if (seenOff.get(rec.ord) !== rec.off) r.problems.push(`${where}: ord ${rec.ord} landed again at byte ${rec.off}, first at ${seenOff.get(rec.ord)}`);
+              if (seenOff.get(rec.ord) !== rec.off)
+                r.problems.push(`${where}: ord ${rec.ord} landed again at byte ${rec.off}, first at ${seenOff.get(rec.ord)}`);
               else r.relanded++;
               continue;
             }
@@ -84,7 +86,9 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
         }
         const cursor = loadCursor(join(dir, `${prefix}.cursor`));
         if (cursor?.kind === 'append' && APPEND_PREFIXES.has(prefix) && (cursor.offset > end || cursor.ord > maxOrd)) {
-          r.problems.push(`${dir}: end gap in ${prefix}: the records reach byte ${end} (ord ${maxOrd}), the cursor has read to ${cursor.offset} (ord ${cursor.ord})`);
+          r.problems.push(
+            `${dir}: end gap in ${prefix}: the records reach byte ${end} (ord ${maxOrd}), the cursor has read to ${cursor.offset} (ord ${cursor.ord})`,
+          );
         }
       }
     }

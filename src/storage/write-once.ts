@@ -16,7 +16,11 @@ export function tempPath(final: string): string {
 export function fsyncDir(dir: string, opts: { strict?: boolean } = {}): void {
   try {
     const fd = openSync(dir, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch (err) {
     if (opts.strict) throw err;
   }
@@ -41,7 +45,12 @@ export async function fsyncDirAsync(dir: string): Promise<void> {
   } catch (err) {
     if (!DIR_SYNC_REFUSED.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
   } finally {
-    if (fd !== undefined) try { closeSync(fd); } catch { /* closed */ }
+    if (fd !== undefined)
+      try {
+        closeSync(fd);
+      } catch {
+        /* closed */
+      }
   }
 }
 
@@ -149,7 +158,11 @@ export class WriteOnceFile {
   abort(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
-    try { unlinkSync(this.tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(this.tmp);
+    } catch {
+      /* already gone */
+    }
   }
 }
 

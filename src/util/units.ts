@@ -1,10 +1,17 @@
 import { AszError } from './errors.js';
 
 const BYTE_UNITS: Record<string, number> = {
-  '': 1, b: 1,
-  kb: 1e3, mb: 1e6, gb: 1e9,
-  kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3,
-  k: 1024, m: 1024 ** 2, g: 1024 ** 3,
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  k: 1024,
+  m: 1024 ** 2,
+  g: 1024 ** 3,
 };
 
 /** "2MiB", "512KiB", "1.5 MB", 1048576 → bytes. */

@@ -87,8 +87,18 @@ async function main(): Promise<void> {
     const landedBytes = index.files.reduce((a, f) => a + statSync(join(root, f.rel)).size, 0);
     const talks = [...assembly.nodes.values()].filter((n) => n.kind === 'talk').length;
     const result = {
-      benchmark: 'assemble', node: process.version,
-      session: { records, index_entries: index.entries.length, talks, streams: [...assembly.nodes.values()].filter((n) => n.kind === 'stream').length, nodes: assembly.nodes.size, relations: assembly.relations.size, landed_mb: +(landedBytes / 1e6).toFixed(1), index_mb: +(indexBytes / 1e6).toFixed(1) },
+      benchmark: 'assemble',
+      node: process.version,
+      session: {
+        records,
+        index_entries: index.entries.length,
+        talks,
+        streams: [...assembly.nodes.values()].filter((n) => n.kind === 'stream').length,
+        nodes: assembly.nodes.size,
+        relations: assembly.relations.size,
+        landed_mb: +(landedBytes / 1e6).toFixed(1),
+        index_mb: +(indexBytes / 1e6).toFixed(1),
+      },
       index_load_ms: +median(loads).toFixed(1),
       full_assembly_ms: +median(assemblies.map((a) => a.ms)).toFixed(1),
       parse_with_round_write_ms: +parsed.ms.toFixed(1),
@@ -96,7 +106,12 @@ async function main(): Promise<void> {
       fold_ms: +median(folds.map((f) => f.ms)).toFixed(1),
       fold_nodes: [...fold.entities.values()].filter((e) => e.t === 'node').length,
       assembly_heap_mb: +((heapAfter - heapBefore) / 1e6).toFixed(1),
-      targets: { fold_ms_per_50k_nodes: '<= 300', full_assembly_ms: '<= 3000', index_load_ms: '<= 50', memory: 'proportional to the index, not the landed bytes' },
+      targets: {
+        fold_ms_per_50k_nodes: '<= 300',
+        full_assembly_ms: '<= 3000',
+        index_load_ms: '<= 50',
+        memory: 'proportional to the index, not the landed bytes',
+      },
       targets_met: {} as Record<string, boolean>,
     };
     result.targets_met = {
@@ -115,4 +130,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => { process.stderr.write(String(e?.stack ?? e) + '\n'); process.exit(1); });
+main().catch((e) => {
+  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.exit(1);
+});

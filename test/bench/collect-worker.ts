@@ -5,7 +5,13 @@
 import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
 
 const [root, src, passesText, workersText] = process.argv.slice(2);
-const collector = new LocalCollector({ root: root!, sourceRoot: src!, filter: { include: [], exclude: [] }, maxDeltaBytes: 2 * 1024 * 1024, workers: Number(workersText ?? 1) });
+const collector = new LocalCollector({
+  root: root!,
+  sourceRoot: src!,
+  filter: { include: [], exclude: [] },
+  maxDeltaBytes: 2 * 1024 * 1024,
+  workers: Number(workersText ?? 1),
+});
 const passes = [];
 for (let i = 0; i < Number(passesText ?? 1); i++) {
   const t0 = process.hrtime.bigint();

@@ -13,7 +13,10 @@ import { defaultWorkers } from '../../src/receivers/claude-code-local/session-po
 const worker = fileURLToPath(new URL('./collect-worker.js', import.meta.url));
 const MB = 1e6;
 
-interface WorkerOut { passes: { ms: number; sources: number; files: number; records: number; bytes: number; errors: number; pending: number }[]; maxRssBytes: number }
+interface WorkerOut {
+  passes: { ms: number; sources: number; files: number; records: number; bytes: number; errors: number; pending: number }[];
+  maxRssBytes: number;
+}
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? defaultWorkers());
 
@@ -31,15 +34,26 @@ async function main(): Promise<void> {
     const src = join(base, 'big', 'projects');
     const t0 = Date.now();
     const corpus = await generateCorpus(src, {
-      sessions: Math.round(40 * scale), mainBytes: 5_000_000, children: 3, childBytes: 800_000,
+      sessions: Math.round(40 * scale),
+      mainBytes: 5_000_000,
+      children: 3,
+      childBytes: 800_000,
       bigLines: [5_000_000, 4_600_000, 3_000_000, 2_000_000, 1_500_000],
     });
     const first = runWorker(join(base, 'big', 'data'), src, 2);
     const [p1, p2] = first.passes;
     result.first_pass = {
-      corpus_mb: +(corpus.bytes / MB).toFixed(1), sources: corpus.sources, generate_s: +((Date.now() - t0) / 1000).toFixed(1),
-      landed_mb: +(p1!.bytes / MB).toFixed(1), seconds: +(p1!.ms / 1000).toFixed(2), mb_per_s: +(p1!.bytes / MB / (p1!.ms / 1000)).toFixed(1),
-      files: p1!.files, records: p1!.records, errors: p1!.errors, pending: p1!.pending, peak_rss_mb: +(first.maxRssBytes / MB).toFixed(1),
+      corpus_mb: +(corpus.bytes / MB).toFixed(1),
+      sources: corpus.sources,
+      generate_s: +((Date.now() - t0) / 1000).toFixed(1),
+      landed_mb: +(p1!.bytes / MB).toFixed(1),
+      seconds: +(p1!.ms / 1000).toFixed(2),
+      mb_per_s: +(p1!.bytes / MB / (p1!.ms / 1000)).toFixed(1),
+      files: p1!.files,
+      records: p1!.records,
+      errors: p1!.errors,
+      pending: p1!.pending,
+      peak_rss_mb: +(first.maxRssBytes / MB).toFixed(1),
       target: '>= 60 MB/s, peak RSS < 300 MB',
     };
     result.second_pass_nothing_new = { ms: +p2!.ms.toFixed(1), sources: p2!.sources, records: p2!.records };
@@ -62,18 +76,32 @@ async function main(): Promise<void> {
     const m = await generateCorpus(join(many, 'projects'), { sessions: Math.round(250 * scale), mainBytes: 4000, children: 1, childBytes: 2000, seed: 9 });
     const w = runWorker(join(many, 'data'), join(many, 'projects'), 3);
     const idle = w.passes[2]!;
-    result.idle_pass = { sources: m.sources, ms: +idle.ms.toFixed(1), ms_per_1000_sources: +(idle.ms / (m.sources / 1000)).toFixed(1), landed: idle.records, target: '< 1000 ms per 1,000 sources' };
+    result.idle_pass = {
+      sources: m.sources,
+      ms: +idle.ms.toFixed(1),
+      ms_per_1000_sources: +(idle.ms / (m.sources / 1000)).toFixed(1),
+      landed: idle.records,
+      target: '< 1000 ms per 1,000 sources',
+    };
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
   const fp = result.first_pass as { mb_per_s: number; peak_rss_mb: number };
   const rv = result.rss_vs_file_size as { '10MB': number; '100MB': number };
   const ip = result.idle_pass as { ms_per_1000_sources: number };
-  result.targets_met = { throughput: fp.mb_per_s >= 60, peak_rss: fp.peak_rss_mb < 300 && rv['100MB'] < 300, rss_flat: rv['100MB'] / rv['10MB'] < 1.5, idle_pass: ip.ms_per_1000_sources < 1000 };
+  result.targets_met = {
+    throughput: fp.mb_per_s >= 60,
+    peak_rss: fp.peak_rss_mb < 300 && rv['100MB'] < 300,
+    rss_flat: rv['100MB'] / rv['10MB'] < 1.5,
+    idle_pass: ip.ms_per_1000_sources < 1000,
+  };
   const text = JSON.stringify(result, null, 2);
   mkdirSync('bench-out', { recursive: true });
   writeFileSync(join('bench-out', 'collect.json'), text + '\n');
   process.stdout.write(text + '\n');
 }
 
-main().catch((e) => { process.stderr.write(String(e?.stack ?? e) + '\n'); process.exit(1); });
+main().catch((e) => {
+  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.exit(1);
+});

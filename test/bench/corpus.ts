@@ -31,16 +31,36 @@ export async function writeTranscript(path: string, session: string, target: num
   let written = 0;
   let n = 0;
   let parent: string;
-  const uuid = () => { n++; return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`; };
+  const uuid = () => {
+    n++;
+    return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+  };
   const put = async (o: unknown) => {
     const line = JSON.stringify(o) + '\n';
     written += Buffer.byteLength(line);
     if (!ws.write(line)) await once(ws, 'drain');
   };
   const promptId = 'p-' + session;
-  const base = { isSidechain: false, userType: 'external', entrypoint: 'cli', cwd: '/Users/me/work', sessionId: session, version: '2.1.328', gitBranch: 'main' };
+  const base = {
+    isSidechain: false,
+    userType: 'external',
+    entrypoint: 'cli',
+    cwd: '/Users/me/work',
+    sessionId: session,
+    version: '2.1.328',
+    gitBranch: 'main',
+  };
   let id = uuid();
-  await put({ ...base, parentUuid: null, promptId, type: 'user', message: { role: 'user', content: prose(r, 200) }, uuid: id, timestamp: '2026-11-30T04:48:42.536Z', origin: { kind: 'human' } });
+  await put({
+    ...base,
+    parentUuid: null,
+    promptId,
+    type: 'user',
+    message: { role: 'user', content: prose(r, 200) },
+    uuid: id,
+    timestamp: '2026-11-30T04:48:42.536Z',
+    origin: { kind: 'human' },
+  });
   parent = id;
   let call = 0;
   const bigs = [...bigLines];
@@ -55,20 +75,53 @@ export async function writeTranscript(path: string, session: string, target: num
       [{ type: 'tool_use', id: tool, name: 'Bash', input: { command: 'make check', description: prose(r, 40) }, caller: { type: 'direct' } }],
     ]) {
       id = uuid();
-      await put({ ...base, parentUuid: parent, message: { id: msg, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content, stop_reason: 'tool_use', usage }, requestId: 'req_' + call, type: 'assistant', uuid: id, timestamp: '2026-11-30T04:48:43.000Z' });
+      await put({
+        ...base,
+        parentUuid: parent,
+        message: { id: msg, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content, stop_reason: 'tool_use', usage },
+        requestId: 'req_' + call,
+        type: 'assistant',
+        uuid: id,
+        timestamp: '2026-11-30T04:48:43.000Z',
+      });
       parent = id;
     }
     const size = bigs.length && r() < 0.05 ? bigs.shift()! : Math.floor(200 + r() * 6000);
     const out = prose(r, size);
     id = uuid();
-    await put({ ...base, parentUuid: parent, promptId, type: 'user', message: { role: 'user', content: [{ tool_use_id: tool, type: 'tool_result', content: out, is_error: false }] }, uuid: id, timestamp: '2026-11-30T04:48:44.000Z', toolUseResult: { stdout: out, stderr: '', interrupted: false } });
+    await put({
+      ...base,
+      parentUuid: parent,
+      promptId,
+      type: 'user',
+      message: { role: 'user', content: [{ tool_use_id: tool, type: 'tool_result', content: out, is_error: false }] },
+      uuid: id,
+      timestamp: '2026-11-30T04:48:44.000Z',
+      toolUseResult: { stdout: out, stderr: '', interrupted: false },
+    });
     parent = id;
     if (r() < 0.2) await put({ type: 'api-request', sessionId: session, id: 'x' + call, params: { model: 'claude-opus-5-5', max_tokens: 128000 } });
-    if (r() < 0.1) await put({ ...base, parentUuid: parent, type: 'attachment', attachment: { type: 'date', date: '2026-11-30' }, uuid: uuid(), timestamp: '2026-11-30T04:48:44.500Z' });
+    if (r() < 0.1)
+      await put({
+        ...base,
+        parentUuid: parent,
+        type: 'attachment',
+        attachment: { type: 'date', date: '2026-11-30' },
+        uuid: uuid(),
+        timestamp: '2026-11-30T04:48:44.500Z',
+      });
   }
   while (bigs.length) {
     const out = prose(r, bigs.shift()!);
-    await put({ ...base, parentUuid: parent, promptId, type: 'user', message: { role: 'user', content: [{ tool_use_id: 't', type: 'tool_result', content: out }] }, uuid: uuid(), timestamp: '2026-11-30T04:48:45.000Z' });
+    await put({
+      ...base,
+      parentUuid: parent,
+      promptId,
+      type: 'user',
+      message: { role: 'user', content: [{ tool_use_id: 't', type: 'tool_result', content: out }] },
+      uuid: uuid(),
+      timestamp: '2026-11-30T04:48:45.000Z',
+    });
   }
   ws.end();
   await once(ws, 'close');
@@ -88,7 +141,8 @@ export interface CorpusSpec {
 /** Generates a corpus under `projects/`; returns its total size in bytes and the number of sources. */
 export async function generateCorpus(projects: string, spec: CorpusSpec): Promise<{ bytes: number; sources: number }> {
   const r = rng(spec.seed ?? 42);
-  let bytes = 0, sources = 0;
+  let bytes = 0,
+    sources = 0;
   const bigs = [...(spec.bigLines ?? [])];
   for (let i = 0; i < spec.sessions; i++) {
     const dir = join(projects, `-Users-me-project${i % 7}`);

@@ -17,13 +17,28 @@ function tracesRequest(): Buffer {
   const T = otlpTypes().ExportTraceServiceRequest;
   const id = (n: number, len: number) => Buffer.alloc(len, n);
   const span = (i: number) => ({
-    traceId: id(1, 16), spanId: id(i + 2, 8), parentSpanId: id(1, 8), name: `tool.call.${i}`, kind: 1,
-    startTimeUnixNano: 1_780_000_000_000_000_000, endTimeUnixNano: 1_780_000_000_500_000_000,
-    attributes: [{ key: 'session.id', value: { stringValue: 'b3f1c1de-8f55-4a38-9a57-6f2f5ad0d9a3' } }, { key: 'n', value: { intValue: i } }],
+    traceId: id(1, 16),
+    spanId: id(i + 2, 8),
+    parentSpanId: id(1, 8),
+    name: `tool.call.${i}`,
+    kind: 1,
+    startTimeUnixNano: 1_780_000_000_000_000_000,
+    endTimeUnixNano: 1_780_000_000_500_000_000,
+    attributes: [
+      { key: 'session.id', value: { stringValue: 'b3f1c1de-8f55-4a38-9a57-6f2f5ad0d9a3' } },
+      { key: 'n', value: { intValue: i } },
+    ],
     events: [{ timeUnixNano: 1_780_000_000_100_000_000, name: 'start', attributes: [{ key: 'ok', value: { boolValue: true } }] }],
     status: { code: 1, message: '' },
   });
-  const msg = T.fromObject({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] }, scopeSpans: [{ scope: { name: 's' }, spans: [0, 1, 2, 3].map(span) }] }] });
+  const msg = T.fromObject({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
+        scopeSpans: [{ scope: { name: 's' }, spans: [0, 1, 2, 3].map(span) }],
+      },
+    ],
+  });
   return Buffer.from(T.encode(msg).finish());
 }
 
@@ -45,10 +60,18 @@ const result = {
   logs_bytes: logs.length,
   traces_bytes: traces.length,
   ns_per_request: {
-    logs_validate: time(() => { sink += checkedRequest('logs', logs, 'protobuf').items; }),
-    logs_plain: time(() => { sink += logsRequestGroups(logs)[0]!.scopes[0]!.items.length; }),
-    traces_validate: time(() => { sink += checkedRequest('traces', traces, 'protobuf').items; }),
-    traces_plain: time(() => { sink += tracesRequestGroups(traces)[0]!.scopes[0]!.items.length; }),
+    logs_validate: time(() => {
+      sink += checkedRequest('logs', logs, 'protobuf').items;
+    }),
+    logs_plain: time(() => {
+      sink += logsRequestGroups(logs)[0]!.scopes[0]!.items.length;
+    }),
+    traces_validate: time(() => {
+      sink += checkedRequest('traces', traces, 'protobuf').items;
+    }),
+    traces_plain: time(() => {
+      sink += tracesRequestGroups(traces)[0]!.scopes[0]!.items.length;
+    }),
   },
 };
 if (sink < 0) console.log(sink);

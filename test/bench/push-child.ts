@@ -27,10 +27,14 @@ function files(): string[] {
 async function bare(): Promise<{ bytes: number; requests: number }> {
   const client = new grpc.Client(endpoint, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': -1 });
   const id = (b: Buffer) => b;
-  const send = (body: Buffer) => new Promise<void>((res, rej) => {
-    client.makeUnaryRequest(`/${GRPC_SERVICE.logs}/Export`, id, id, body, new grpc.Metadata(), { deadline: Date.now() + 60_000 }, (e) => (e ? rej(e) : res()));
-  });
-  let bytes = 0, requests = 0;
+  const send = (body: Buffer) =>
+    new Promise<void>((res, rej) => {
+      client.makeUnaryRequest(`/${GRPC_SERVICE.logs}/Export`, id, id, body, new grpc.Metadata(), { deadline: Date.now() + 60_000 }, (e) =>
+        e ? rej(e) : res(),
+      );
+    });
+  let bytes = 0,
+    requests = 0;
   let batchParts: Buffer[] = [];
   let size = 0;
   for (const p of files()) {
@@ -45,7 +49,10 @@ async function bare(): Promise<{ bytes: number; requests: number }> {
     size += b.length;
     bytes += b.length;
   }
-  if (size) { await send(Buffer.concat(batchParts)); requests++; }
+  if (size) {
+    await send(Buffer.concat(batchParts));
+    requests++;
+  }
   client.close();
   return { bytes, requests };
 }

@@ -15,7 +15,11 @@ import { FILE_BYTES, generate } from './push-corpus.js';
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const MB = 1e6;
 const BATCH = 8 * 1024 * 1024;
-function child(mode: 'bare' | 'aszcol', root: string, endpoint: string): { mode: string; bytes: number; requests: number; seconds: number; maxRssMb: number; mbPerS: number } {
+function child(
+  mode: 'bare' | 'aszcol',
+  root: string,
+  endpoint: string,
+): { mode: string; bytes: number; requests: number; seconds: number; maxRssMb: number; mbPerS: number } {
   rmSync(join(root, 'push.state'), { force: true });
   const out = execFileSync(process.execPath, [here('./push-child.js'), mode, root, endpoint, String(BATCH)], { encoding: 'utf8', maxBuffer: 1 << 24 });
   const r = JSON.parse(out.trim().split('\n').pop()!) as { mode: string; bytes: number; requests: number; seconds: number; maxRssMb: number };
@@ -30,7 +34,8 @@ try {
     receiver.once('exit', (c) => rej(new Error(`the receiver exited ${c}`)));
   });
   const largeTarget = Number(process.env.BENCH_PUSH_MB ?? 320) * MB;
-  const small = join(base, 'small'), large = join(base, 'large');
+  const small = join(base, 'small'),
+    large = join(base, 'large');
   const smallBytes = generate(small, largeTarget / 3, 1);
   const largeBytes = generate(large, largeTarget, 2);
   // Both senders read from the page cache: read everything once first.
@@ -38,7 +43,8 @@ try {
   const runs = [child('bare', large, endpoint), child('aszcol', large, endpoint), child('bare', large, endpoint), child('aszcol', large, endpoint)];
   const smallRun = child('aszcol', small, endpoint);
   const best = (m: string) => runs.filter((x) => x.mode === m).reduce((a, b) => (a.mbPerS >= b.mbPerS ? a : b));
-  const bare = best('bare'), ours = best('aszcol');
+  const bare = best('bare'),
+    ours = best('aszcol');
   const ratio = +(ours.mbPerS / bare.mbPerS).toFixed(3);
   const result = {
     benchmark: 'push',

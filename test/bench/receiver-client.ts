@@ -69,57 +69,77 @@ async function main(): Promise<void> {
   const [host, port] = [spec.address.slice(0, spec.address.lastIndexOf(':')), Number(spec.address.slice(spec.address.lastIndexOf(':') + 1))];
   const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency });
   const Ctor = grpc.makeGenericClientConstructor(grpcDefinition(spec.signal), spec.signal);
-  const client = spec.transport === 'grpc'
-    ? new Ctor(spec.address, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': -1, 'grpc.max_receive_message_length': -1 }) as unknown as { Export: (b: Buffer, cb: (e: grpc.ServiceError | null) => void) => void; close(): void }
-    : undefined;
+  const client =
+    spec.transport === 'grpc'
+      ? (new Ctor(spec.address, grpc.credentials.createInsecure(), {
+          'grpc.max_send_message_length': -1,
+          'grpc.max_receive_message_length': -1,
+        }) as unknown as { Export: (b: Buffer, cb: (e: grpc.ServiceError | null) => void) => void; close(): void })
+      : undefined;
 
-  const send = (buf: Buffer): Promise<string | undefined> => new Promise((resolve) => {
-    if (client) {
-      client.Export(buf, (err) => resolve(err ? `grpc ${err.code} ${err.details}` : undefined));
-      return;
-    }
-    const req = request({ host, port, path: `/v1/${spec.signal}`, method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': buf.length } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode === 200 ? undefined : `http ${res.statusCode}`));
+  const send = (buf: Buffer): Promise<string | undefined> =>
+    new Promise((resolve) => {
+      if (client) {
+        client.Export(buf, (err) => resolve(err ? `grpc ${err.code} ${err.details}` : undefined));
+        return;
+      }
+      const req = request(
+        { host, port, path: `/v1/${spec.signal}`, method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': buf.length } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode === 200 ? undefined : `http ${res.statusCode}`));
+        },
+      );
+      req.on('error', (e) => resolve(`http ${e.message}`));
+      req.end(buf);
     });
-    req.on('error', (e) => resolve(`http ${e.message}`));
-    req.end(buf);
-  });
 
   let counter = 0;
-  let requests = 0, bytes = 0, errors = 0, answered = 0;
+  let requests = 0,
+    bytes = 0,
+    errors = 0,
+    answered = 0;
   let firstError: string | undefined;
   const latencies: number[] = [];
   const start = Date.now();
   const measureFrom = start + spec.warmupMs;
   const stopAt = measureFrom + spec.durationMs;
   const slots = Array.from({ length: spec.concurrency }, (_, i) => payload(spec, i));
-  await Promise.all(slots.map(async ({ buf, at }) => {
-    while (Date.now() < stopAt && requests < spec.maxRequests) {
-      buf.writeBigUInt64LE(SENTINEL + BigInt(++counter) * 1000n, at);
-      const t = performance.now();
-      const err = await send(buf);
-      const now = Date.now();
-      if (!err) answered++;
-      if (now >= measureFrom && now < stopAt) {
-        if (err) {
-          errors++;
-          firstError ??= err;
-        } else {
-          requests++;
-          bytes += buf.length;
-          latencies.push(performance.now() - t);
+  await Promise.all(
+    slots.map(async ({ buf, at }) => {
+      while (Date.now() < stopAt && requests < spec.maxRequests) {
+        buf.writeBigUInt64LE(SENTINEL + BigInt(++counter) * 1000n, at);
+        const t = performance.now();
+        const err = await send(buf);
+        const now = Date.now();
+        if (!err) answered++;
+        if (now >= measureFrom && now < stopAt) {
+          if (err) {
+            errors++;
+            firstError ??= err;
+          } else {
+            requests++;
+            bytes += buf.length;
+            latencies.push(performance.now() - t);
+          }
         }
       }
-    }
-  }));
+    }),
+  );
   const seconds = Math.max(0.001, (Math.min(Date.now(), stopAt) - measureFrom) / 1000);
   client?.close();
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const out: ClientResult = {
-    requests, answered, bytes, seconds, errors, firstError, payload_bytes: slots[0]!.buf.length,
-    p50_ms: percentile(latencies, 0.5), p99_ms: percentile(latencies, 0.99),
+    requests,
+    answered,
+    bytes,
+    seconds,
+    errors,
+    firstError,
+    payload_bytes: slots[0]!.buf.length,
+    p50_ms: percentile(latencies, 0.5),
+    p99_ms: percentile(latencies, 0.99),
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }

@@ -60,7 +60,9 @@ function noopHttp(): Promise<{ server: Server; address: string }> {
 function noopGrpc(): Promise<{ server: grpc.Server; address: string }> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': -1 });
   for (const s of SIGNALS) server.addService(grpcDefinition(s), { Export: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, Buffer.alloc(0)) });
-  return new Promise((r, j) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) => (e ? j(e) : r({ server, address: `127.0.0.1:${port}` }))));
+  return new Promise((r, j) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) => (e ? j(e) : r({ server, address: `127.0.0.1:${port}` }))),
+  );
 }
 
 class RssSampler {
@@ -109,7 +111,9 @@ const rate = (r: ClientResult) => ({
 async function main(): Promise<void> {
   const base = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-bench-otlp-'));
   const result: Record<string, unknown> = {
-    benchmark: 'receiver', node: process.version, scale: SCALE,
+    benchmark: 'receiver',
+    node: process.version,
+    scale: SCALE,
     target: 'receiver / no-op >= 0.7 in requests/s; RSS flat across the sustained windows',
     note: 'the receiver answers once the request is written to its journal (durability: process); machine is a second receiver that answers once synced (durability: machine); drain_ms is the time after a case until everything it accepted had landed, end_to_end_req_per_s counts it; disk_sync_req_per_s is how many such requests this disk can sync per second at all, `concurrency` per sync',
   };
@@ -129,10 +133,11 @@ async function main(): Promise<void> {
     servers.push(() => nh.server.closeAllConnections());
     const ng = await noopGrpc();
     servers.push(() => ng.server.forceShutdown());
-    const receiverOf = (durability: 'process' | 'machine', dir: string) => new OtlpReceiver(
-      validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } }, max_spool_bytes: 0, durability }),
-      { storageRoot: join(base, dir) },
-    );
+    const receiverOf = (durability: 'process' | 'machine', dir: string) =>
+      new OtlpReceiver(
+        validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } }, max_spool_bytes: 0, durability }),
+        { storageRoot: join(base, dir) },
+      );
     receiver = receiverOf('process', 'data');
     await receiver.start();
     const ra = receiver.addresses();
@@ -149,7 +154,16 @@ async function main(): Promise<void> {
       // cache: the same small logs over HTTP in consecutive windows, RSS and heap after each.
       if (c.size === '4mb' && windows.length === 0 && !only) {
         for (let w = 0; w < 4; w++) {
-          const r = await load({ transport: 'http', address: ra.http!, signal: 'logs', size: 'cc', concurrency: 16, durationMs: 3000 * SCALE, warmupMs: 0, maxRequests: 200_000 });
+          const r = await load({
+            transport: 'http',
+            address: ra.http!,
+            signal: 'logs',
+            size: 'cc',
+            concurrency: 16,
+            durationMs: 3000 * SCALE,
+            warmupMs: 0,
+            maxRequests: 200_000,
+          });
           (globalThis as { gc?: () => void }).gc?.();
           const m = process.memoryUsage();
           windows.push({ rss_mb: +(m.rss / MB).toFixed(1), heap_mb: +(m.heapUsed / MB).toFixed(1), req_per_s: +(r.requests / r.seconds).toFixed(1) });
@@ -157,7 +171,15 @@ async function main(): Promise<void> {
       }
       for (const transport of ['grpc', 'http'] as const) {
         if (only && !only.test(`${c.name}_${transport}`)) continue;
-        const spec = { transport, signal: c.signal, size: c.size, concurrency: c.concurrency, durationMs: c.durationMs, warmupMs: 500, maxRequests: c.maxRequests };
+        const spec = {
+          transport,
+          signal: c.signal,
+          size: c.size,
+          concurrency: c.concurrency,
+          durationMs: c.durationMs,
+          warmupMs: 500,
+          maxRequests: c.maxRequests,
+        };
         const noop = await load({ ...spec, address: transport === 'grpc' ? ng.address : nh.address });
         const before = receiver.stats();
         sampler.start();
@@ -171,25 +193,37 @@ async function main(): Promise<void> {
         const accepted = c.signal === 'metrics' ? recv.answered : after.accepted.log_records - before.accepted.log_records;
         const landed = c.signal === 'metrics' ? after.landed.spool_files - before.landed.spool_files : after.landed.records - before.landed.records;
         if (!drained || landed !== accepted) {
-          throw new Error(`${c.name}_${transport}: accepted ${accepted} ${c.signal === 'metrics' ? 'requests' : 'records'} but landed ${landed} (drained: ${drained})`);
+          throw new Error(
+            `${c.name}_${transport}: accepted ${accepted} ${c.signal === 'metrics' ? 'requests' : 'records'} but landed ${landed} (drained: ${drained})`,
+          );
         }
-        const ratio = +((recv.requests / recv.seconds) / (noop.requests / noop.seconds)).toFixed(2);
+        const ratio = +(recv.requests / recv.seconds / (noop.requests / noop.seconds)).toFixed(2);
         const endToEnd = +(recv.requests / (recv.seconds + drainMs / 1000)).toFixed(1);
         let machine: Record<string, unknown> | undefined;
         if (c.size === 'cc') {
           const m = await load({ ...spec, address: transport === 'grpc' ? sa.grpc! : sa.http! });
           const mDrain = Date.now();
-          if (!(await machineReceiver.landed(300_000))) throw new Error(`${c.name}_${transport}: the machine-durability receiver did not land what it accepted`);
-          machine = { ...rate(m), drain_ms: Date.now() - mDrain, ratio_machine: +((m.requests / m.seconds) / (noop.requests / noop.seconds)).toFixed(2) };
+          if (!(await machineReceiver.landed(300_000)))
+            throw new Error(`${c.name}_${transport}: the machine-durability receiver did not land what it accepted`);
+          machine = { ...rate(m), drain_ms: Date.now() - mDrain, ratio_machine: +(m.requests / m.seconds / (noop.requests / noop.seconds)).toFixed(2) };
         }
         out[`${c.name}_${transport}`] = {
-          payload_bytes: recv.payload_bytes, concurrency: c.concurrency, noop: rate(noop), receiver: rate(recv), ratio, meets_target: ratio >= 0.7,
-          drain_ms: drainMs, end_to_end_req_per_s: endToEnd, end_to_end_ratio: +(endToEnd / (noop.requests / noop.seconds)).toFixed(2),
+          payload_bytes: recv.payload_bytes,
+          concurrency: c.concurrency,
+          noop: rate(noop),
+          receiver: rate(recv),
+          ratio,
+          meets_target: ratio >= 0.7,
+          drain_ms: drainMs,
+          end_to_end_req_per_s: endToEnd,
+          end_to_end_ratio: +(endToEnd / (noop.requests / noop.seconds)).toFixed(2),
           landed: { items: landed, files: after.landed.files - before.landed.files + after.landed.spool_files - before.landed.spool_files },
           ...(machine ? { machine } : {}),
           disk_sync_req_per_s: diskSyncRate(base, recv.payload_bytes, c.concurrency),
         };
-        process.stderr.write(`${c.name} ${transport}: no-op ${rate(noop).req_per_s}/s, receiver ${rate(recv).req_per_s}/s, ratio ${ratio}, end to end ${endToEnd}/s${machine ? `, machine ${String(machine.req_per_s)}/s (${String(machine.ratio_machine)})` : ''}\n`);
+        process.stderr.write(
+          `${c.name} ${transport}: no-op ${rate(noop).req_per_s}/s, receiver ${rate(recv).req_per_s}/s, ratio ${ratio}, end to end ${endToEnd}/s${machine ? `, machine ${String(machine.req_per_s)}/s (${String(machine.ratio_machine)})` : ''}\n`,
+        );
       }
     }
     result.cases = out;
@@ -197,11 +231,25 @@ async function main(): Promise<void> {
 
     if (windows.length) {
       // One more window of 4 MB logs: memory after the largest requests.
-      const big = await load({ transport: 'http', address: ra.http!, signal: 'logs', size: '4mb', concurrency: 4, durationMs: 3000 * SCALE, warmupMs: 0, maxRequests: 2000 });
+      const big = await load({
+        transport: 'http',
+        address: ra.http!,
+        signal: 'logs',
+        size: '4mb',
+        concurrency: 4,
+        durationMs: 3000 * SCALE,
+        warmupMs: 0,
+        maxRequests: 2000,
+      });
       (globalThis as { gc?: () => void }).gc?.();
-      windows.push({ rss_mb: +(process.memoryUsage().rss / MB).toFixed(1), heap_mb: +(process.memoryUsage().heapUsed / MB).toFixed(1), req_per_s: +(big.requests / big.seconds).toFixed(1) });
+      windows.push({
+        rss_mb: +(process.memoryUsage().rss / MB).toFixed(1),
+        heap_mb: +(process.memoryUsage().heapUsed / MB).toFixed(1),
+        req_per_s: +(big.requests / big.seconds).toFixed(1),
+      });
       result.sustained = {
-        windows, note: 'four 3 s windows of Claude-Code-sized logs over HTTP, then one of 4 MB logs; RSS and heap after each (after a GC)',
+        windows,
+        note: 'four 3 s windows of Claude-Code-sized logs over HTTP, then one of 4 MB logs; RSS and heap after each (after a GC)',
         rss_ratio_4th_to_1st: +(windows[3]!.rss_mb / windows[0]!.rss_mb).toFixed(2),
         heap_ratio_4th_to_1st: +(windows[3]!.heap_mb / windows[0]!.heap_mb).toFixed(2),
       };

@@ -16,7 +16,24 @@ function run(repeat: number): { mb: number; seconds: number; mbPerS: number; rss
   const out = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-bench-scn-'));
   try {
     const t0 = process.hrtime.bigint();
-    const text = execFileSync(process.execPath, ['-e', `process.on('exit',()=>process.stdout.write('RSS='+process.resourceUsage().maxRSS+'\\n'));process.argv.splice(1,0,'x');import(${JSON.stringify('file://' + bin)})`, '--',  'scenario', 'build', scenario, '--out', out, '--at', '2026-06-01T09:00:00Z', '--repeat', String(repeat)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+    const text = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        `process.on('exit',()=>process.stdout.write('RSS='+process.resourceUsage().maxRSS+'\\n'));process.argv.splice(1,0,'x');import(${JSON.stringify('file://' + bin)})`,
+        '--',
+        'scenario',
+        'build',
+        scenario,
+        '--out',
+        out,
+        '--at',
+        '2026-06-01T09:00:00Z',
+        '--repeat',
+        String(repeat),
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 },
+    );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     let bytes = 0;
     for (const m of text.matchAll(/: (\d+) bytes/g)) bytes += Number(m[1]);
@@ -29,7 +46,14 @@ function run(repeat: number): { mb: number; seconds: number; mbPerS: number; rss
 
 const small = run(Number(process.env.BENCH_REPEAT_SMALL ?? 20));
 const large = run(Number(process.env.BENCH_REPEAT_LARGE ?? 100));
-const result = { benchmark: 'scenario-build', scenario: 'test/bench/corpus-scenario.yaml', small, large, target: '>= 50 MB/s, RSS flat from the small to the large corpus', targets_met: { throughput: large.mbPerS >= 50, rss_flat: large.rssMb / small.rssMb < 1.5 } };
+const result = {
+  benchmark: 'scenario-build',
+  scenario: 'test/bench/corpus-scenario.yaml',
+  small,
+  large,
+  target: '>= 50 MB/s, RSS flat from the small to the large corpus',
+  targets_met: { throughput: large.mbPerS >= 50, rss_flat: large.rssMb / small.rssMb < 1.5 },
+};
 const textOut = JSON.stringify(result, null, 2);
 mkdirSync('bench-out', { recursive: true });
 writeFileSync(join('bench-out', 'scenario.json'), textOut + '\n');

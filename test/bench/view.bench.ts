@@ -20,10 +20,25 @@ const S = '5e550000-0000-4000-8000-0000000000bb';
 const TALKS = Number(process.env.BENCH_TALKS ?? 220);
 const CALLS_PER_TALK = Number(process.env.BENCH_CALLS ?? 24);
 const CHROMIUM = process.env.BENCH_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]!; };
-const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!; };
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
 const round = (n: number, d = 1) => +n.toFixed(d);
 
 function time<T>(fn: () => T): { ms: number; value: T } {
@@ -33,7 +48,8 @@ function time<T>(fn: () => T): { ms: number; value: T } {
 }
 
 /** Words of some length, so texts and results weigh what real ones do. */
-const prose = (n: number, seed: number) => Array.from({ length: n }, (_, i) => ['build', 'the', 'module', 'check', 'output', 'result', 'line', 'value', 'error', 'path'][(seed + i * 7) % 10]).join(' ');
+const prose = (n: number, seed: number) =>
+  Array.from({ length: n }, (_, i) => ['build', 'the', 'module', 'check', 'output', 'result', 'line', 'value', 'error', 'path'][(seed + i * 7) % 10]).join(' ');
 
 function generate(src: string): void {
   const m = new TranscriptBuilder(S);
@@ -46,13 +62,26 @@ function generate(src: string): void {
     for (let c = 0; c < CALLS_PER_TALK; c++) {
       const msg = `msg_${t}_${c}`;
       m.fragment(msg, { type: 'thinking', thinking: '', signature: 'sig'.repeat(40) }, { stop: null });
-      m.fragment(msg, { type: 'tool_use', id: `tu_${t}_${c}`, name: c % 3 ? 'Bash' : 'Read', input: { command: `grep -rn ${c} src/ | head -${c + 5}`, description: prose(8, c) } }, { stop: 'tool_use' });
+      m.fragment(
+        msg,
+        {
+          type: 'tool_use',
+          id: `tu_${t}_${c}`,
+          name: c % 3 ? 'Bash' : 'Read',
+          input: { command: `grep -rn ${c} src/ | head -${c + 5}`, description: prose(8, c) },
+        },
+        { stop: 'tool_use' },
+      );
       const out = prose(40 + ((t * 31 + c * 17) % 400), c);
       m.result(`tu_${t}_${c}`, out, p, { toolUseResult: { stdout: out, stderr: '' } });
     }
     if (t % 8 === 0) {
       const agent = `a${(0xabc000 + child++).toString(16).padStart(16, '0')}`;
-      m.fragment(`msg_${t}_agent`, { type: 'tool_use', id: `tu_${t}_agent`, name: 'Agent', input: { description: `helper ${t}`, prompt: 'help' } }, { stop: 'tool_use' });
+      m.fragment(
+        `msg_${t}_agent`,
+        { type: 'tool_use', id: `tu_${t}_agent`, name: 'Agent', input: { description: `helper ${t}`, prompt: 'help' } },
+        { stop: 'tool_use' },
+      );
       m.result(`tu_${t}_agent`, 'launched', p, { toolUseResult: { status: 'async_launched', agentId: agent } });
       const c = new TranscriptBuilder(S, { agentId: agent, start: m.lines[m.lines.length - 1]!.timestamp as string });
       c.user(`help with ${t}`, { promptId: p }, { parent: null });
@@ -88,7 +117,11 @@ async function browserFirstRender(root: string): Promise<{ cold_ms: number; warm
     const cold = await once(); // the server folds and builds the document for this first request
     const warm: number[] = [];
     let viewMs = 0;
-    for (let i = 0; i < 3; i++) { const r = await once(); warm.push(r.first); viewMs = r.view; }
+    for (let i = 0; i < 3; i++) {
+      const r = await once();
+      warm.push(r.first);
+      viewMs = r.view;
+    }
     return { cold_ms: cold.first, warm_ms: warm, view_response_ms: viewMs, renders_ok: cold.talks > 0 };
   } finally {
     await ctx.close();
@@ -113,7 +146,16 @@ async function main(): Promise<void> {
       const model = time(() => new ViewModel(load.value));
       const doc = time(() => model.value.document());
       const json = time(() => JSON.stringify(doc.value));
-      return { load: load.ms, prepare: model.ms, build: doc.ms, serialise: json.ms, total: load.ms + model.ms + doc.ms + json.ms, doc: doc.value, bytes: Buffer.byteLength(json.value), model: model.value };
+      return {
+        load: load.ms,
+        prepare: model.ms,
+        build: doc.ms,
+        serialise: json.ms,
+        total: load.ms + model.ms + doc.ms + json.ms,
+        doc: doc.value,
+        bytes: Buffer.byteLength(json.value),
+        model: model.value,
+      };
     });
     const { doc, bytes, model } = runs[0]!;
     const steps = doc.summary.steps;
@@ -136,10 +178,18 @@ async function main(): Promise<void> {
     const browser = await browserFirstRender(root);
     const totalMs = median(runs.map((r) => r.total));
     const result = {
-      benchmark: 'view', node: process.version,
+      benchmark: 'view',
+      node: process.version,
       conversation: {
-        talks: doc.summary.talks, steps, streams: doc.summary.streams, segments: doc.summary.segments, rounds: doc.summary.rounds,
-        relations: doc.relations.length, largest_talk_steps: biggest, files: doc.files.length, document_mb: round(bytes / 1e6),
+        talks: doc.summary.talks,
+        steps,
+        streams: doc.summary.streams,
+        segments: doc.summary.segments,
+        rounds: doc.summary.rounds,
+        relations: doc.relations.length,
+        largest_talk_steps: biggest,
+        files: doc.files.length,
+        document_mb: round(bytes / 1e6),
       },
       document_build_ms: {
         total: round(totalMs),
@@ -152,7 +202,9 @@ async function main(): Promise<void> {
       talk_subtree_us: { p50: round(pct(perTalk, 50)), p99: round(pct(perTalk, 99)), max: round(Math.max(...perTalk)), samples: perTalk.length },
       walk_every_talk_ms: round(walkAll),
       browser_first_render_ms: {
-        cold: round(browser.cold_ms), warm_median: round(median(browser.warm_ms)), view_response_end_ms: round(browser.view_response_ms),
+        cold: round(browser.cold_ms),
+        warm_median: round(median(browser.warm_ms)),
+        view_response_end_ms: round(browser.view_response_ms),
         note: 'from navigation start to the transcript drawn; cold includes the server folding and building the document',
       },
       anchors: { go_document_build: '16,121 steps in 700 ms', go_talk_subtree_p99: '13 µs', read_index_threshold_p99: '200 ms' },
@@ -174,4 +226,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => { process.stderr.write(String(e?.stack ?? e) + '\n'); process.exit(1); });
+main().catch((e) => {
+  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.exit(1);
+});

@@ -43,10 +43,15 @@ describe('assembly of sessions the real Claude Code wrote', () => {
     requests = readRequestLog(log);
   }, 180_000);
 
-  const recordAt = (session: string, ref: { seq: number; row: number }): SdRecord => landedFiles(root, session).find((f) => f.seq === ref.seq)!.records[ref.row - 1]!;
+  const recordAt = (session: string, ref: { seq: number; row: number }): SdRecord =>
+    landedFiles(root, session).find((f) => f.seq === ref.seq)!.records[ref.row - 1]!;
 
   test('one llm.call per answered request, with exactly the usage the API reported, and every tool joined', () => {
-    const calls = [parallel, delegate].flatMap((s) => foldOf(root, s).nodes.filter((n) => n.kind === 'llm.call').map((n) => ({ s, n })));
+    const calls = [parallel, delegate].flatMap((s) =>
+      foldOf(root, s)
+        .nodes.filter((n) => n.kind === 'llm.call')
+        .map((n) => ({ s, n })),
+    );
     const real = calls.filter(({ n }) => n.id.startsWith('call/msg_'));
     expect(real.map(({ n }) => n.id.slice(5)).sort()).toEqual(requests.map((r) => r.message_id).sort());
     for (const r of readRequestLog(compactLog)) expect(real.some(({ n }) => n.id === `call/${r.message_id}`)).toBe(false);

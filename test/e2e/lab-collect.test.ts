@@ -42,7 +42,12 @@ function expectEveryLineOnce(projects: string, files: LandedFile[]): number {
     for (const [i, r] of recs.entries()) {
       const l = lines[i]!;
       expect([r.off, r.bytes]).toEqual([l.off, l.len]);
-      expect(r.sha).toBe(createHash('sha256').update(bytes.subarray(l.off, l.off + l.len)).digest('hex').slice(0, 12));
+      expect(r.sha).toBe(
+        createHash('sha256')
+          .update(bytes.subarray(l.off, l.off + l.len))
+          .digest('hex')
+          .slice(0, 12),
+      );
       checked++;
     }
   }
@@ -103,7 +108,12 @@ describe('end to end with the real Claude Code CLI', () => {
     expect(thinking.parts[0]).toMatchObject({ k: 'reasoning', state: 'unavailable' });
     expect(thinking.dropped).toEqual(expect.arrayContaining([expect.objectContaining({ what: 'reasoning signature' })]));
     // 2.1.328's own record types land faithfully as data.
-    const dataTypes = new Set(recs.flatMap((r) => r.parts).filter((p) => p.k === 'data').map((p) => (p.data as { type?: string }).type));
+    const dataTypes = new Set(
+      recs
+        .flatMap((r) => r.parts)
+        .filter((p) => p.k === 'data')
+        .map((p) => (p.data as { type?: string }).type),
+    );
     for (const t of ['api-request', 'queue-operation', 'last-prompt']) expect(dataTypes).toContain(t);
     expect((await verify()).problems).toEqual([]);
   });
@@ -154,7 +164,9 @@ describe('end to end with the real Claude Code CLI', () => {
     expect(v).toMatchObject({ problems: [], relanded: 0 });
     expect((await collect()).landedRecords).toBe(0);
     // Every source file in the projects tree that discovery should read was landed.
-    const sources = walk(projects).filter((p) => /\.jsonl$|\.meta\.json$/.test(p)).map((p) => relative(projects, p).split('\\').join('/'));
+    const sources = walk(projects)
+      .filter((p) => /\.jsonl$|\.meta\.json$/.test(p))
+      .map((p) => relative(projects, p).split('\\').join('/'));
     const landedSrc = new Set([...landedFiles(root, parallel), ...landedFiles(root, delegate)].map((f) => f.header.src));
     for (const s of sources) expect(landedSrc).toContain(s);
   });

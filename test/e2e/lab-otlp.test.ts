@@ -45,7 +45,10 @@ function recordingProxy(target: string): Promise<{ server: Server; address: stri
           res.end(Buffer.concat(back));
         });
       });
-      fwd.on('error', () => { res.writeHead(502); res.end(); });
+      fwd.on('error', () => {
+        res.writeHead(502);
+        res.end();
+      });
       fwd.end(body);
     });
   });
@@ -60,7 +63,13 @@ interface EventView {
 function checkAgainstGroundTruth(root: string, session: string, log: LoggedRequest[]): void {
   const files = landedFiles(root, session).filter((f) => f.header.kind === 'otlp_log');
   expect(files.length).toBeGreaterThan(0);
-  for (const f of files) expect(f.header).toMatchObject({ session, adapter: 'claude-code-otlp/0.1.0', dialect: 'claude-code/1', scope: { name: 'com.anthropic.claude_code.events' } });
+  for (const f of files)
+    expect(f.header).toMatchObject({
+      session,
+      adapter: 'claude-code-otlp/0.1.0',
+      dialect: 'claude-code/1',
+      scope: { name: 'com.anthropic.claude_code.events' },
+    });
   const records = files.flatMap((f) => f.records);
   const events = records.map((r) => r.parts[0]!.data as EventView);
   for (const e of events) expect(e.attributes['session.id']).toBe(session);
@@ -71,20 +80,33 @@ function checkAgainstGroundTruth(root: string, session: string, log: LoggedReque
   expect(records.map((r) => r.ord)).toEqual(records.map((_, i) => i + 1));
 
   // Every provider call in the API's log has its api_request event, joined by request_id, once.
-  const calls = events.filter((e) => e.event === 'claude_code.api_request').map((e) => e.attributes.request_id).sort();
+  const calls = events
+    .filter((e) => e.event === 'claude_code.api_request')
+    .map((e) => e.attributes.request_id)
+    .sort();
   expect(calls).toEqual(log.map((l) => l.request_id).sort());
   for (const l of log) {
     const e = events.find((x) => x.event === 'claude_code.api_request' && x.attributes.request_id === l.request_id)!;
-    expect([e.attributes.input_tokens, e.attributes.output_tokens, e.attributes.cache_read_tokens, e.attributes.cache_creation_tokens])
-      .toEqual([l.usage.in, l.usage.out, l.usage.cache_read, l.usage.cache_write]);
+    expect([e.attributes.input_tokens, e.attributes.output_tokens, e.attributes.cache_read_tokens, e.attributes.cache_creation_tokens]).toEqual([
+      l.usage.in,
+      l.usage.out,
+      l.usage.cache_read,
+      l.usage.cache_write,
+    ]);
   }
   // Every tool use the API handed out has its tool_result, lifted to `tool`, once.
-  const tools = records.filter((r) => r.parts[0]!.name === 'claude_code.tool_result').map((r) => r.tool).sort();
+  const tools = records
+    .filter((r) => r.parts[0]!.name === 'claude_code.tool_result')
+    .map((r) => r.tool)
+    .sort();
   expect(tools).toEqual(log.flatMap((l) => l.tools.map((t) => t.id)).sort());
 }
 
 function spooled(root: string): Buffer[] {
-  return readdirSync(join(root, '_metrics')).filter((n) => n.endsWith('-otlp.pb')).sort().map((n) => readFileSync(join(root, '_metrics', n)));
+  return readdirSync(join(root, '_metrics'))
+    .filter((n) => n.endsWith('-otlp.pb'))
+    .sort()
+    .map((n) => readFileSync(join(root, '_metrics', n)));
 }
 
 function expectTokensMatch(root: string, log: LoggedRequest[]): void {
@@ -101,7 +123,15 @@ describe('Claude Code exporting to the receiver', () => {
     await r.start();
     try {
       const log = join(base, 'grpc-requests.jsonl');
-      const run = await labRun({ configDir: join(base, 'grpc-home'), cwd: join(base, 'grpc-work'), prompt: 'PARALLEL please', tools: 'Bash', log, otlp: `http://${r.addresses().grpc}`, protocol: 'grpc' });
+      const run = await labRun({
+        configDir: join(base, 'grpc-home'),
+        cwd: join(base, 'grpc-work'),
+        prompt: 'PARALLEL please',
+        tools: 'Bash',
+        log,
+        otlp: `http://${r.addresses().grpc}`,
+        protocol: 'grpc',
+      });
       const truth = readRequestLog(log);
       expect(truth.length).toBeGreaterThanOrEqual(2);
       expect(await r.landed(10_000)).toBe(true);
@@ -123,9 +153,26 @@ describe('Claude Code exporting to the receiver', () => {
     try {
       const log = join(base, 'http-requests.jsonl');
       const home = join(base, 'http-home');
-      const run = await labRun({ configDir: home, cwd: join(base, 'http-work'), prompt: 'PARALLEL please', tools: 'Bash', log, otlp: `http://${proxy.address}`, protocol: 'http/protobuf' });
+      const run = await labRun({
+        configDir: home,
+        cwd: join(base, 'http-work'),
+        prompt: 'PARALLEL please',
+        tools: 'Bash',
+        log,
+        otlp: `http://${proxy.address}`,
+        protocol: 'http/protobuf',
+      });
       // A second prompt in the same session: more requests, the same streams continued.
-      await labRun({ configDir: home, cwd: join(base, 'http-work'), prompt: 'PARALLEL again', tools: 'Bash', log, otlp: `http://${proxy.address}`, protocol: 'http/protobuf', resume: run.session_id });
+      await labRun({
+        configDir: home,
+        cwd: join(base, 'http-work'),
+        prompt: 'PARALLEL again',
+        tools: 'Bash',
+        log,
+        otlp: `http://${proxy.address}`,
+        protocol: 'http/protobuf',
+        resume: run.session_id,
+      });
       const truth = readRequestLog(log);
       expect(truth.length).toBeGreaterThanOrEqual(4);
       expect(proxy.seen.every((s) => s.status === 200)).toBe(true);
@@ -136,13 +183,24 @@ describe('Claude Code exporting to the receiver', () => {
       expect(await r.landed(10_000)).toBe(true);
 
       // Each metrics request is in the spool exactly as it was sent.
-      const spool = spooled(root).map((b) => b.toString('base64')).sort();
+      const spool = spooled(root)
+        .map((b) => b.toString('base64'))
+        .sort();
       expect(spool).toEqual(metricsSent.map((s) => s.body.toString('base64')).sort());
       // Each log record of each logs request landed, in order, under the digest of its own bytes
       // as the runtime encoded them (found here with protobufjs's reader, not the receiver's).
       const sent = logsSent.flatMap((s) => recordSlices(s.body).map((x) => createHash('sha256').update(x).digest('hex').slice(0, 12)));
-      expect(sent.length).toBe(logsSent.reduce((n, s) => n + (otlpTypes().ExportLogsServiceRequest.decode(s.body).toJSON().resourceLogs as { scopeLogs: { logRecords: unknown[] }[] }[])
-        .reduce((k, rl) => k + rl.scopeLogs.reduce((j, sl) => j + sl.logRecords.length, 0), 0), 0));
+      expect(sent.length).toBe(
+        logsSent.reduce(
+          (n, s) =>
+            n +
+            (otlpTypes().ExportLogsServiceRequest.decode(s.body).toJSON().resourceLogs as { scopeLogs: { logRecords: unknown[] }[] }[]).reduce(
+              (k, rl) => k + rl.scopeLogs.reduce((j, sl) => j + sl.logRecords.length, 0),
+              0,
+            ),
+          0,
+        ),
+      );
       const landed = landedFiles(root, run.session_id).flatMap((f) => f.records.map((x) => x.sha));
       expect(landed).toEqual(sent);
 
@@ -165,8 +223,24 @@ describe('Claude Code exporting to the receiver', () => {
       const logA = join(base, 'shared-a.jsonl');
       const logB = join(base, 'shared-b.jsonl');
       const [a, b] = await Promise.all([
-        labRun({ configDir: join(base, 'sa-home'), cwd: join(base, 'sa-work'), prompt: 'PARALLEL please', tools: 'Bash', log: logA, otlp: `http://${at}`, protocol: 'grpc' }),
-        labRun({ configDir: join(base, 'sb-home'), cwd: join(base, 'sb-work'), prompt: 'PARALLEL please', tools: 'Bash', log: logB, otlp: `http://${at}`, protocol: 'http/protobuf' }),
+        labRun({
+          configDir: join(base, 'sa-home'),
+          cwd: join(base, 'sa-work'),
+          prompt: 'PARALLEL please',
+          tools: 'Bash',
+          log: logA,
+          otlp: `http://${at}`,
+          protocol: 'grpc',
+        }),
+        labRun({
+          configDir: join(base, 'sb-home'),
+          cwd: join(base, 'sb-work'),
+          prompt: 'PARALLEL please',
+          tools: 'Bash',
+          log: logB,
+          otlp: `http://${at}`,
+          protocol: 'http/protobuf',
+        }),
       ]);
       expect(await r.landed(10_000)).toBe(true);
       checkAgainstGroundTruth(root, a.session_id, readRequestLog(logA));
@@ -212,8 +286,14 @@ function checkAgainstGroundTruthAcrossRuns(root: string, session: string, log: L
   for (const part of [seqs.slice(0, second), seqs.slice(second)]) {
     expect([...part].sort((a, b) => a - b)).toEqual(part.map((_, i) => i));
   }
-  const calls = events.filter((e) => e.event === 'claude_code.api_request').map((e) => e.attributes.request_id).sort();
+  const calls = events
+    .filter((e) => e.event === 'claude_code.api_request')
+    .map((e) => e.attributes.request_id)
+    .sort();
   expect(calls).toEqual(log.map((l) => l.request_id).sort());
-  const tools = records.filter((r) => r.parts[0]!.name === 'claude_code.tool_result').map((r) => r.tool).sort();
+  const tools = records
+    .filter((r) => r.parts[0]!.name === 'claude_code.tool_result')
+    .map((r) => r.tool)
+    .sort();
   expect(tools).toEqual(log.flatMap((l) => l.tools.map((t) => t.id)).sort());
 }

@@ -18,14 +18,28 @@ afterAll(cleanupTemp);
 
 /** Debian's browser, driven by playwright-core; nothing is downloaded. */
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const ARTIFACTS = join(REPO, 'test-artifacts');
 const LEGACY = 'legacy-0000-4000-8000-000000000000';
 
 async function launch(): Promise<BrowserContext> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's browser with \`apt-get install -y --no-install-recommends chromium\``);
   // A fresh profile every run: nothing a previous run cached can answer for this server.
-  return chromium.launchPersistentContext(tempDir('aszcol-chromium-'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1440, height: 900 } });
+  return chromium.launchPersistentContext(tempDir('aszcol-chromium-'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1440, height: 900 },
+  });
 }
 
 /**
@@ -48,15 +62,33 @@ describe('the view in headless Chromium', () => {
 
   beforeAll(async () => {
     config = writeConfig(base, root, join(home, 'projects'));
-    delegate = (await labRun({ configDir: home, cwd: join(base, 'work'), prompt: 'DELEGATE now', tools: 'Bash,Agent', log: join(base, 'requests.jsonl') })).session_id;
+    delegate = (await labRun({ configDir: home, cwd: join(base, 'work'), prompt: 'DELEGATE now', tools: 'Bash,Agent', log: join(base, 'requests.jsonl') }))
+      .session_id;
     writeFixture({ src: join(home, 'projects') } as Bench);
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     expect((await runCli(['parse', '--config', config])).code).toBe(0);
     // A chain written before the model-call, subagent and Bash counts existed: the list must say "unknown", not 0.
-    const { text, digest } = encodeRound({
-      t: 'header', schema: 'sf/1', conversation: LEGACY, session: LEGACY, round: 1, from_seq: 1, through_seq: 0, input_digest: '0'.repeat(64),
-      parser: 'v1', policy: 'v1+idle=10m0s', title: 'an older chain', talks: 0, steps: 0, streams: 0, segments: 0, unresolved: 0,
-    } as never, []);
+    const { text, digest } = encodeRound(
+      {
+        t: 'header',
+        schema: 'sf/1',
+        conversation: LEGACY,
+        session: LEGACY,
+        round: 1,
+        from_seq: 1,
+        through_seq: 0,
+        input_digest: '0'.repeat(64),
+        parser: 'v1',
+        policy: 'v1+idle=10m0s',
+        title: 'an older chain',
+        talks: 0,
+        steps: 0,
+        streams: 0,
+        segments: 0,
+        unresolved: 0,
+      } as never,
+      [],
+    );
     mkdirSync(join(root, '_conversations', LEGACY, 'rounds'), { recursive: true });
     writeOnce(join(root, '_conversations', LEGACY, 'rounds', roundName(1, digest)), Buffer.from(text));
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
@@ -64,7 +96,9 @@ describe('the view in headless Chromium', () => {
     url = `http://${ext.address()}`;
     ctx = await launch();
     page = await ctx.newPage();
-    page.on('request', (r) => { if (!r.url().startsWith(url) && !r.url().startsWith('data:')) foreign.push(r.url()); });
+    page.on('request', (r) => {
+      if (!r.url().startsWith(url) && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
     page.on('pageerror', (e) => errors.push(e.message));
     mkdirSync(ARTIFACTS, { recursive: true });
   }, 240_000);
@@ -95,7 +129,7 @@ describe('the view in headless Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'view-list.png') });
   });
 
-  test('a conversation the real Claude Code wrote: a talk opened by keyboard, a tool\'s evidence, the child stream\'s talk', async () => {
+  test("a conversation the real Claude Code wrote: a talk opened by keyboard, a tool's evidence, the child stream's talk", async () => {
     await page.click(`tr[data-id="${delegate}"] a`);
     await page.waitForSelector('body[data-ready=conversation]');
     expect(page.url()).toBe(`${url}/c/${delegate}`);
@@ -145,14 +179,19 @@ describe('the view in headless Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'view-delegate.png') });
   });
 
-  test('the fixture: unresolved entries on screen, what landing dropped, the timeline\'s gap', async () => {
+  test("the fixture: unresolved entries on screen, what landing dropped, the timeline's gap", async () => {
     await page.goto(`${url}/c/${FIXTURE}`);
     await page.waitForSelector('body[data-ready=conversation]');
     expect(await page.locator('.problems').isHidden()).toBe(true);
     // The open entries are listed before the talks, and on the row they concern.
     const strip = page.locator('.tree > .unres-inline');
     expect(await strip.count()).toBe(2);
-    expect(await strip.allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/open.*unresolved tool_result.*no result landed/), expect.stringMatching(/open.*unresolved spawn_of_child/)]));
+    expect(await strip.allTextContents()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/open.*unresolved tool_result.*no result landed/),
+        expect.stringMatching(/open.*unresolved spawn_of_child/),
+      ]),
+    );
     const secondTalk = page.locator('.row[data-kind=talk][data-id="talk/main/p2"]');
     expect(await secondTalk.textContent()).toContain('1 unresolved');
     await secondTalk.click();
@@ -181,9 +220,23 @@ describe('the view in headless Chromium', () => {
   test('live: a parse that adds a round redraws the open page', async () => {
     await page.goto(`${url}/c/${FIXTURE}?poll=250`);
     await page.waitForSelector('body[data-ready=conversation]');
-    writeLines(mainPath(join(home, 'projects'), PROJECT, FIXTURE), [
-      { parentUuid: null, isSidechain: false, promptId: 'p-live', origin: { kind: 'human' }, type: 'user', message: { role: 'user', content: 'ship it' }, uuid: 'm0000000-0000-4000-8000-0000000000e1', timestamp: '2026-11-30T13:00:00.000Z', sessionId: FIXTURE },
-    ], { append: true });
+    writeLines(
+      mainPath(join(home, 'projects'), PROJECT, FIXTURE),
+      [
+        {
+          parentUuid: null,
+          isSidechain: false,
+          promptId: 'p-live',
+          origin: { kind: 'human' },
+          type: 'user',
+          message: { role: 'user', content: 'ship it' },
+          uuid: 'm0000000-0000-4000-8000-0000000000e1',
+          timestamp: '2026-11-30T13:00:00.000Z',
+          sessionId: FIXTURE,
+        },
+      ],
+      { append: true },
+    );
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     expect((await runCli(['parse', '--config', config])).code).toBe(0);
     await page.waitForSelector('body[data-head="2"]', { timeout: 15_000 });

@@ -12,7 +12,10 @@ export class TranscriptBuilder {
   private clock: number;
   last: string | null = null;
 
-  constructor(readonly session: string, readonly opts: { agentId?: string; start?: string } = {}) {
+  constructor(
+    readonly session: string,
+    readonly opts: { agentId?: string; start?: string } = {},
+  ) {
     this.clock = Date.parse(opts.start ?? '2026-11-30T10:00:00.000Z');
   }
 
@@ -57,19 +60,34 @@ export class TranscriptBuilder {
     return this.user(text, { promptId, ...(origin ? { origin: { kind: origin } } : {}) });
   }
 
-  fragment(msgId: string, block: Record<string, unknown>, opts: { stop?: string | null; usage?: Record<string, number>; model?: string; parent?: string | null } = {}): string {
-    return this.push({
-      type: 'assistant',
-      message: {
-        id: msgId, type: 'message', role: 'assistant', model: opts.model ?? 'claude-opus-5-5', content: [block],
-        stop_reason: opts.stop === undefined ? 'end_turn' : opts.stop, stop_sequence: null,
-        usage: opts.usage ?? { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 1 },
+  fragment(
+    msgId: string,
+    block: Record<string, unknown>,
+    opts: { stop?: string | null; usage?: Record<string, number>; model?: string; parent?: string | null } = {},
+  ): string {
+    return this.push(
+      {
+        type: 'assistant',
+        message: {
+          id: msgId,
+          type: 'message',
+          role: 'assistant',
+          model: opts.model ?? 'claude-opus-5-5',
+          content: [block],
+          stop_reason: opts.stop === undefined ? 'end_turn' : opts.stop,
+          stop_sequence: null,
+          usage: opts.usage ?? { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 1 },
+        },
       },
-    }, { parent: opts.parent });
+      { parent: opts.parent },
+    );
   }
 
   result(toolUseId: string, content: unknown, promptId: string, extra: Record<string, unknown> = {}, opts: { parent?: string | null } = {}): string {
-    return this.push({ type: 'user', promptId, message: { role: 'user', content: [{ tool_use_id: toolUseId, type: 'tool_result', content, is_error: false }] }, ...extra }, opts);
+    return this.push(
+      { type: 'user', promptId, message: { role: 'user', content: [{ tool_use_id: toolUseId, type: 'tool_result', content, is_error: false }] }, ...extra },
+      opts,
+    );
   }
 
   raw(line: Record<string, unknown>): void {
@@ -83,4 +101,6 @@ export class TranscriptBuilder {
 
 export const mainPath = (src: string, project: string, session: string) => join(src, project, `${session}.jsonl`);
 export const childPath = (src: string, project: string, session: string, agentId: string, run?: string) =>
-  run ? join(src, project, session, 'subagents', 'workflows', run, `agent-${agentId}.jsonl`) : join(src, project, session, 'subagents', `agent-${agentId}.jsonl`);
+  run
+    ? join(src, project, session, 'subagents', 'workflows', run, `agent-${agentId}.jsonl`)
+    : join(src, project, session, 'subagents', `agent-${agentId}.jsonl`);

@@ -19,14 +19,19 @@ function freshCopy(root: string, session: string): string {
 /** What a fold says, without revisions: every node's kind, parent and attributes, and relation counts. */
 export function foldShape(root: string, session: string) {
   const f = foldOf(root, session);
-  const nodes = Object.fromEntries(f.nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs, stream: n.stream, ref: n.ref, refs: n.refs })]));
+  const nodes = Object.fromEntries(
+    f.nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs, stream: n.stream, ref: n.ref, refs: n.refs })]),
+  );
   const relations: Record<string, number> = {};
   for (const r of f.relations) relations[r.type!] = (relations[r.type!] ?? 0) + 1;
   const unresolved = Object.fromEntries(f.unresolved.map((u) => [u.id, u.state]));
   return { nodes, relations, unresolved };
 }
 
-const roundBytes = (root: string, session: string) => readdirSync(roundsDir(root, session)).sort().map((n) => readFileSync(join(roundsDir(root, session), n), 'utf8'));
+const roundBytes = (root: string, session: string) =>
+  readdirSync(roundsDir(root, session))
+    .sort()
+    .map((n) => readFileSync(join(roundsDir(root, session), n), 'utf8'));
 
 /**
  * The chain properties every test session must hold: two parses of the same landed files write

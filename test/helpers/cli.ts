@@ -17,7 +17,8 @@ export interface CliResult {
 export function runCli(args: string[], opts: SpawnOptions & { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((res, rej) => {
     const child = spawn(process.execPath, [BIN, ...args], { ...opts, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
+    let stdout = '',
+      stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
@@ -33,6 +34,9 @@ export function runCli(args: string[], opts: SpawnOptions & { env?: NodeJS.Proce
 /** Writes a pipeline YAML naming a storage root and a source root; returns its path. */
 export function writeConfig(dir: string, root: string, sourceRoot: string, extra = ''): string {
   const path = join(dir, 'aszcol.yaml');
-  writeFileSync(path, `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(sourceRoot)}\n    exclude: []\n${extra}`);
+  writeFileSync(
+    path,
+    `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(sourceRoot)}\n    exclude: []\n${extra}`,
+  );
   return path;
 }

@@ -44,7 +44,11 @@ class FakeComponent implements Component {
   /** Only with `intake`: the host must cope with components that have none. */
   stopIntake?: (signal: AbortSignal) => Promise<void>;
 
-  constructor(private readonly cfg: FakeConfig, private readonly s: ComponentSettings, private readonly j: Journal) {
+  constructor(
+    private readonly cfg: FakeConfig,
+    private readonly s: ComponentSettings,
+    private readonly j: Journal,
+  ) {
     if (cfg.intake) {
       this.stopIntake = async (signal) => {
         this.j.push(`stop-intake ${this.name}`);
@@ -90,7 +94,19 @@ class FakeComponent implements Component {
 
 export function fakeFactory(kind: ComponentKind, type: string, journal: Journal): ComponentFactory<FakeConfig> {
   const validate = (raw: unknown, path: string): FakeConfig => {
-    const m = mapping(raw, path, ['delay', 'fail_start', 'fail_stage', 'throw', 'interval', 'endpoint', 'shutdown_delay', 'final_delay', 'intake', 'intake_delay', 'fail_intake']);
+    const m = mapping(raw, path, [
+      'delay',
+      'fail_start',
+      'fail_stage',
+      'throw',
+      'interval',
+      'endpoint',
+      'shutdown_delay',
+      'final_delay',
+      'intake',
+      'intake_delay',
+      'fail_intake',
+    ]);
     if (m.endpoint !== undefined && !/^\S+:\d+$/.test(String(m.endpoint))) throw new ConfigError(join(path, 'endpoint'), 'must be host:port');
     return {
       delay: int(m.delay, join(path, 'delay'), 0, { min: 0 }),
@@ -106,7 +122,8 @@ export function fakeFactory(kind: ComponentKind, type: string, journal: Journal)
     };
   };
   return {
-    kind, type,
+    kind,
+    type,
     defaultConfig: () => validate(undefined, type),
     validate,
     create: (cfg, s) => new FakeComponent(cfg, s, journal),

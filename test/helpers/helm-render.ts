@@ -12,16 +12,10 @@ import { parse, stringify } from 'yaml';
  * error too (helm prints nothing), which is what the chart's tests want.
  */
 
-type Node =
-  | { t: 'text'; s: string }
-  | { t: 'action'; expr: Expr; src: string }
-  | { t: 'if'; branches: { cond: Expr; body: Node[] }[]; otherwise: Node[] };
+type Node = { t: 'text'; s: string } | { t: 'action'; expr: Expr; src: string } | { t: 'if'; branches: { cond: Expr; body: Node[] }[]; otherwise: Node[] };
 
 type Expr =
-  | { t: 'field'; path: string[]; root: 'dot' | 'dollar' }
-  | { t: 'lit'; v: unknown }
-  | { t: 'call'; fn: string; args: Expr[] }
-  | { t: 'pipe'; stages: Expr[] };
+  { t: 'field'; path: string[]; root: 'dot' | 'dollar' } | { t: 'lit'; v: unknown } | { t: 'call'; fn: string; args: Expr[] } | { t: 'pipe'; stages: Expr[] };
 
 export interface RenderContext {
   Values: unknown;
@@ -48,8 +42,14 @@ function lex(src: string, file: string): ({ t: 'text'; s: string } | { t: 'act';
     const close = src.indexOf('}}', open);
     if (close < 0) throw new TemplateError(`${file}: unclosed action`);
     let inner = src.slice(open + 2, close);
-    if (inner.startsWith('- ') || inner === '-') { text = text.replace(/\s+$/, ''); inner = inner.slice(1); }
-    if (inner.endsWith(' -')) { trimNext = true; inner = inner.slice(0, -1); }
+    if (inner.startsWith('- ') || inner === '-') {
+      text = text.replace(/\s+$/, '');
+      inner = inner.slice(1);
+    }
+    if (inner.endsWith(' -')) {
+      trimNext = true;
+      inner = inner.slice(0, -1);
+    }
     out.push({ t: 'text', s: text });
     const line = src.slice(0, open).split('\n').length;
     const body = inner.trim();
@@ -132,7 +132,10 @@ function parseTemplate(src: string, file: string): Node[] {
     const nodes: Node[] = [];
     while (k < items.length) {
       const it = items[k++]!;
-      if (it.t === 'text') { nodes.push({ t: 'text', s: it.s }); continue; }
+      if (it.t === 'text') {
+        nodes.push({ t: 'text', s: it.s });
+        continue;
+      }
       const where = `${file}:${it.line}`;
       const [kw, ...rest] = it.s.split(/\s+/);
       if (kw === 'end' || kw === 'else') {
@@ -158,7 +161,8 @@ function parseTemplate(src: string, file: string): Node[] {
         nodes.push({ t: 'if', branches, otherwise });
         continue;
       }
-      if (['range', 'with', 'define', 'template', 'include', 'block'].includes(kw!)) throw new TemplateError(`${where}: ${kw} is not supported by this renderer`);
+      if (['range', 'with', 'define', 'template', 'include', 'block'].includes(kw!))
+        throw new TemplateError(`${where}: ${kw} is not supported by this renderer`);
       nodes.push({ t: 'action', expr: parseExpr(tokenize(it.s, where), where), src: it.s });
     }
     if (stopAt.length) throw new TemplateError(`${file}: missing {{ end }}`);
@@ -183,11 +187,16 @@ export function toYaml(v: unknown): string {
   return stringify(v, { sortMapEntries: true, lineWidth: 0 }).replace(/\n$/, '');
 }
 
-const indentText = (n: number, s: string) => s.split('\n').map((l) => ' '.repeat(n) + l).join('\n');
+const indentText = (n: number, s: string) =>
+  s
+    .split('\n')
+    .map((l) => ' '.repeat(n) + l)
+    .join('\n');
 
 function evaluate(e: Expr, dot: unknown, root: RenderContext, where: string, piped?: { v: unknown }): unknown {
   switch (e.t) {
-    case 'lit': return e.v;
+    case 'lit':
+      return e.v;
     case 'field': {
       let cur: unknown = e.root === 'dollar' ? root : dot;
       const walked: string[] = [];
@@ -208,19 +217,42 @@ function evaluate(e: Expr, dot: unknown, root: RenderContext, where: string, pip
     case 'call': {
       const args = e.args.map((a) => evaluate(a, dot, root, where));
       if (piped) args.push(piped.v);
-      const want = (n: number) => { if (args.length !== n) throw new TemplateError(`${where}: ${e.fn} takes ${n} argument(s), got ${args.length}`); };
+      const want = (n: number) => {
+        if (args.length !== n) throw new TemplateError(`${where}: ${e.fn} takes ${n} argument(s), got ${args.length}`);
+      };
       switch (e.fn) {
-        case 'quote': want(1); return goQuote(args[0]);
-        case 'toYaml': want(1); return toYaml(args[0]);
-        case 'indent': want(2); return indentText(Number(args[0]), String(args[1]));
-        case 'nindent': want(2); return '\n' + indentText(Number(args[0]), String(args[1]));
-        case 'eq': want(2); return args[0] === args[1];
-        case 'ne': want(2); return args[0] !== args[1];
-        case 'not': want(1); return !truthy(args[0]);
-        case 'and': return args.every(truthy) ? args[args.length - 1] : args.find((a) => !truthy(a));
-        case 'or': return args.find(truthy) ?? args[args.length - 1];
-        case 'default': want(2); return truthy(args[1]) ? args[1] : args[0];
-        case 'required': want(2); if (!truthy(args[1])) throw new TemplateError(`${where}: ${String(args[0])}`); return args[1];
+        case 'quote':
+          want(1);
+          return goQuote(args[0]);
+        case 'toYaml':
+          want(1);
+          return toYaml(args[0]);
+        case 'indent':
+          want(2);
+          return indentText(Number(args[0]), String(args[1]));
+        case 'nindent':
+          want(2);
+          return '\n' + indentText(Number(args[0]), String(args[1]));
+        case 'eq':
+          want(2);
+          return args[0] === args[1];
+        case 'ne':
+          want(2);
+          return args[0] !== args[1];
+        case 'not':
+          want(1);
+          return !truthy(args[0]);
+        case 'and':
+          return args.every(truthy) ? args[args.length - 1] : args.find((a) => !truthy(a));
+        case 'or':
+          return args.find(truthy) ?? args[args.length - 1];
+        case 'default':
+          want(2);
+          return truthy(args[1]) ? args[1] : args[0];
+        case 'required':
+          want(2);
+          if (!truthy(args[1])) throw new TemplateError(`${where}: ${String(args[0])}`);
+          return args[1];
       }
       throw new TemplateError(`${where}: function ${e.fn}`);
     }

@@ -44,5 +44,8 @@ export interface LoggedRequest {
 
 /** The mock's request log: one line per answered request, the ground truth for provider calls. */
 export function readRequestLog(path: string): LoggedRequest[] {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LoggedRequest);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LoggedRequest);
 }

@@ -29,8 +29,11 @@ export interface CcEvent {
 }
 
 const common = (session: string) => [
-  str('user.id', 'bd5b72822c70fc830e477470d7187362c6fe585face0a1b96889c6936a33c9b8'), str('session.id', session),
-  str('anthropic.provider', 'firstParty'), bool('anthropic.custom_base_url', true), str('terminal.type', 'xterm'),
+  str('user.id', 'bd5b72822c70fc830e477470d7187362c6fe585face0a1b96889c6936a33c9b8'),
+  str('session.id', session),
+  str('anthropic.provider', 'firstParty'),
+  bool('anthropic.custom_base_url', true),
+  str('terminal.type', 'xterm'),
 ];
 
 /** One Claude Code event log record: body is the full name, attributes as the runtime sets them. */
@@ -42,19 +45,34 @@ export function ccLogRecord(session: string | undefined, e: CcEvent, bodyOverrid
     observedTimeUnixNano: (protobuf.util.Long as unknown as { fromString(s: string, u: boolean): object }).fromString(ns.toString(), true),
     body: { stringValue: bodyOverride ?? `claude_code.${e.name}` },
     attributes: [
-      ...base, str('event.name', e.name), str('event.timestamp', new Date(e.timeMs).toISOString()), int('event.sequence', e.seq),
+      ...base,
+      str('event.name', e.name),
+      str('event.timestamp', new Date(e.timeMs).toISOString()),
+      int('event.sequence', e.seq),
       ...(e.attrs ?? []),
     ],
   };
 }
 
 export const apiRequestAttrs = (promptId: string, requestId: string, usage = { in: 100, out: 40, cr: 300, cw: 20 }) => [
-  str('prompt.id', promptId), str('model', 'claude-opus-5-5'), int('input_tokens', usage.in), int('output_tokens', usage.out),
-  int('cache_read_tokens', usage.cr), int('cache_creation_tokens', usage.cw), dbl('cost_usd', 0.00136), int('duration_ms', 86), str('request_id', requestId),
+  str('prompt.id', promptId),
+  str('model', 'claude-opus-5-5'),
+  int('input_tokens', usage.in),
+  int('output_tokens', usage.out),
+  int('cache_read_tokens', usage.cr),
+  int('cache_creation_tokens', usage.cw),
+  dbl('cost_usd', 0.00136),
+  int('duration_ms', 86),
+  str('request_id', requestId),
 ];
 
 export const toolResultAttrs = (promptId: string, toolUseId: string, requestId: string) => [
-  str('prompt.id', promptId), str('tool_name', 'Bash'), str('tool_use_id', toolUseId), str('success', 'true'), int('duration_ms', 340), str('request_id', requestId),
+  str('prompt.id', promptId),
+  str('tool_name', 'Bash'),
+  str('tool_use_id', toolUseId),
+  str('success', 'true'),
+  int('duration_ms', 340),
+  str('request_id', requestId),
 ];
 
 /** An ExportLogsServiceRequest (protobuf bytes) with the given records under Claude Code's resource and scope. */
@@ -83,23 +101,37 @@ export type TokenType = 'input' | 'output' | 'cacheRead' | 'cacheCreation';
 /** A Claude Code metrics request: session.count, cost.usage and token.usage by type (delta sums, as the runtime sends). */
 export function ccMetricsRequest(session: string, tokens: Record<TokenType, number>, t0 = Date.UTC(2026, 10, 30, 5, 14, 12), extraPoints = 0): Buffer {
   const T = otlpTypes().ExportMetricsServiceRequest;
-  const ns = (ms: number) => (protobuf.util.Long as unknown as { fromString(s: string, u: boolean): object }).fromString((BigInt(ms) * 1_000_000n).toString(), true);
+  const ns = (ms: number) =>
+    (protobuf.util.Long as unknown as { fromString(s: string, u: boolean): object }).fromString((BigInt(ms) * 1_000_000n).toString(), true);
   const attrs = [...common(session), str('model', 'claude-opus-5-5'), str('query_source', 'main')];
-  const point = (value: number, extra: object[] = []) => ({ startTimeUnixNano: ns(t0), timeUnixNano: ns(t0 + 900), asDouble: value, attributes: [...attrs, ...extra] });
+  const point = (value: number, extra: object[] = []) => ({
+    startTimeUnixNano: ns(t0),
+    timeUnixNano: ns(t0 + 900),
+    asDouble: value,
+    attributes: [...attrs, ...extra],
+  });
   const tokenPoints = (Object.keys(tokens) as TokenType[]).map((k) => point(tokens[k], [str('type', k)]));
   for (let i = 0; i < extraPoints; i++) tokenPoints.push(point(0, [str('type', 'input'), int('pad', i)]));
   const msg = T.fromObject({
-    resourceMetrics: [{
-      resource: ccResource(),
-      scopeMetrics: [{
-        scope: { name: CC_SCOPE_METRICS, version: '2.1.328' },
-        metrics: [
-          { name: 'claude_code.session.count', description: 'Count of CLI sessions started', sum: { dataPoints: [point(1)], aggregationTemporality: 1, isMonotonic: true } },
-          { name: 'claude_code.cost.usage', unit: 'USD', sum: { dataPoints: [point(0.00272)], aggregationTemporality: 1, isMonotonic: true } },
-          { name: 'claude_code.token.usage', unit: 'tokens', sum: { dataPoints: tokenPoints, aggregationTemporality: 1, isMonotonic: true } },
+    resourceMetrics: [
+      {
+        resource: ccResource(),
+        scopeMetrics: [
+          {
+            scope: { name: CC_SCOPE_METRICS, version: '2.1.328' },
+            metrics: [
+              {
+                name: 'claude_code.session.count',
+                description: 'Count of CLI sessions started',
+                sum: { dataPoints: [point(1)], aggregationTemporality: 1, isMonotonic: true },
+              },
+              { name: 'claude_code.cost.usage', unit: 'USD', sum: { dataPoints: [point(0.00272)], aggregationTemporality: 1, isMonotonic: true } },
+              { name: 'claude_code.token.usage', unit: 'tokens', sum: { dataPoints: tokenPoints, aggregationTemporality: 1, isMonotonic: true } },
+            ],
+          },
         ],
-      }],
-    }],
+      },
+    ],
   });
   return Buffer.from(T.encode(msg).finish());
 }
@@ -110,15 +142,24 @@ export function tokenSums(requests: Buffer[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const b of requests) {
     const o = T.toObject(T.decode(b), { longs: Number }) as {
-      resourceMetrics?: { scopeMetrics?: { metrics?: { name: string; sum?: { dataPoints?: { asDouble?: number; asInt?: number; attributes?: { key: string; value: { stringValue?: string } }[] }[] } }[] }[] }[];
+      resourceMetrics?: {
+        scopeMetrics?: {
+          metrics?: {
+            name: string;
+            sum?: { dataPoints?: { asDouble?: number; asInt?: number; attributes?: { key: string; value: { stringValue?: string } }[] }[] };
+          }[];
+        }[];
+      }[];
     };
-    for (const rm of o.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) {
-      if (m.name !== 'claude_code.token.usage') continue;
-      for (const p of m.sum?.dataPoints ?? []) {
-        const type = p.attributes?.find((a) => a.key === 'type')?.value.stringValue ?? '?';
-        out[type] = (out[type] ?? 0) + (p.asDouble ?? p.asInt ?? 0);
-      }
-    }
+    for (const rm of o.resourceMetrics ?? [])
+      for (const sm of rm.scopeMetrics ?? [])
+        for (const m of sm.metrics ?? []) {
+          if (m.name !== 'claude_code.token.usage') continue;
+          for (const p of m.sum?.dataPoints ?? []) {
+            const type = p.attributes?.find((a) => a.key === 'type')?.value.stringValue ?? '?';
+            out[type] = (out[type] ?? 0) + (p.asDouble ?? p.asInt ?? 0);
+          }
+        }
   }
   return out;
 }
@@ -139,10 +180,18 @@ export interface HttpReply {
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /** POSTs exact bytes with exact headers (no client library rewriting anything). */
-export function httpPost(address: string, path: string, body: Buffer | string, headers: Record<string, string | number> = {}, agent: Agent | false = keepAlive): Promise<HttpReply> {
+export function httpPost(
+  address: string,
+  path: string,
+  body: Buffer | string,
+  headers: Record<string, string | number> = {},
+  agent: Agent | false = keepAlive,
+): Promise<HttpReply> {
   const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
   // A header given as '' is left out (to send a request with no Content-Type at all).
-  const all = Object.fromEntries(Object.entries({ 'content-type': 'application/x-protobuf', 'content-length': Buffer.byteLength(body), ...headers }).filter(([, v]) => v !== ''));
+  const all = Object.fromEntries(
+    Object.entries({ 'content-type': 'application/x-protobuf', 'content-length': Buffer.byteLength(body), ...headers }).filter(([, v]) => v !== ''),
+  );
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host, port, path, method: 'POST', agent, headers: all }, (res) => {
       const chunks: Buffer[] = [];
@@ -160,8 +209,13 @@ const identity = (b: Buffer) => b;
 export function grpcDefinition(signal: Signal): grpc.ServiceDefinition {
   return {
     Export: {
-      path: `/${GRPC_SERVICE[signal]}/Export`, requestStream: false, responseStream: false,
-      requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity,
+      path: `/${GRPC_SERVICE[signal]}/Export`,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
     } as grpc.MethodDefinition<Buffer, Buffer>,
   };
 }
@@ -177,15 +231,23 @@ export interface GrpcReply {
 export class RawGrpcClient {
   private readonly clients = new Map<Signal, grpc.Client>();
 
-  constructor(readonly address: string, opts: grpc.ClientOptions = {}) {
+  constructor(
+    readonly address: string,
+    opts: grpc.ClientOptions = {},
+  ) {
     for (const s of ['logs', 'metrics', 'traces'] as Signal[]) {
       const Ctor = grpc.makeGenericClientConstructor(grpcDefinition(s), s);
-      this.clients.set(s, new Ctor(address, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': -1, 'grpc.max_receive_message_length': -1, ...opts }));
+      this.clients.set(
+        s,
+        new Ctor(address, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': -1, 'grpc.max_receive_message_length': -1, ...opts }),
+      );
     }
   }
 
   export(signal: Signal, body: Buffer, deadlineMs = 30_000): Promise<GrpcReply> {
-    const c = this.clients.get(signal)! as unknown as { Export: (b: Buffer, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v?: Buffer) => void) => void };
+    const c = this.clients.get(signal)! as unknown as {
+      Export: (b: Buffer, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v?: Buffer) => void) => void;
+    };
     return new Promise((resolve) => {
       c.Export(body, new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, v) => {
         if (err) resolve({ code: err.code, details: err.details, metadata: err.metadata });
@@ -244,12 +306,13 @@ export async function startRunner(root: string, cfg: object, opts: { fdLimit?: n
     ...info,
     child,
     stderr: () => err,
-    stop: () => new Promise((resolve) => {
-      child.once('exit', (code) => {
-        const line = out.split('\n').find((l) => l.startsWith('{"stats"'));
-        resolve({ code, stats: line ? (JSON.parse(line) as { stats: Record<string, unknown> }).stats : undefined });
-      });
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', (code) => {
+          const line = out.split('\n').find((l) => l.startsWith('{"stats"'));
+          resolve({ code, stats: line ? (JSON.parse(line) as { stats: Record<string, unknown> }).stats : undefined });
+        });
+        child.kill('SIGTERM');
+      }),
   };
 }

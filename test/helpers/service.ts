@@ -48,7 +48,11 @@ export function startService(args: string[], opts: { cwd?: string; env?: NodeJS.
         continue;
       }
       logs.push(rec);
-      for (const w of [...waiters]) if (w.pred(rec)) { waiters.splice(waiters.indexOf(w), 1); w.res(rec); }
+      for (const w of [...waiters])
+        if (w.pred(rec)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.res(rec);
+        }
     }
   });
   const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
@@ -62,13 +66,35 @@ export function startService(args: string[], opts: { cwd?: string; env?: NodeJS.
     const seen = logs.find(pred);
     if (seen) return Promise.resolve(seen);
     return new Promise<LogRecord>((res, rej) => {
-      const t = setTimeout(() => rej(new Error(`no matching log line within ${ms} ms; logs:\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${plain.join('\n')}`)), ms);
-      waiters.push({ pred, res: (r) => { clearTimeout(t); res(r); } });
-      void exited.then(() => setTimeout(() => (clearTimeout(t), rej(new Error(`the service exited before a matching log line; logs:\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${plain.join('\n')}`))), 50));
+      const t = setTimeout(
+        () => rej(new Error(`no matching log line within ${ms} ms; logs:\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${plain.join('\n')}`)),
+        ms,
+      );
+      waiters.push({
+        pred,
+        res: (r) => {
+          clearTimeout(t);
+          res(r);
+        },
+      });
+      void exited.then(() =>
+        setTimeout(
+          () => (
+            clearTimeout(t),
+            rej(new Error(`the service exited before a matching log line; logs:\n${logs.map((l) => JSON.stringify(l)).join('\n')}\n${plain.join('\n')}`))
+          ),
+          50,
+        ),
+      );
     });
   };
   return {
-    child, logs, plain, stdout: () => out, waitFor, exited,
+    child,
+    logs,
+    plain,
+    stdout: () => out,
+    waitFor,
+    exited,
     addresses: async () => (await waitFor((r) => r.msg === 'service started')).addresses as Record<string, string>,
   };
 }
@@ -78,7 +104,11 @@ export function locksUnder(root: string): string[] {
   const found: string[] = [];
   const walk = (dir: string) => {
     let entries;
-    try { entries = readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of entries) {
       if (e.isDirectory()) walk(join(dir, e.name));
       else if (e.name === '.lock' || e.name.endsWith('.lock')) found.push(join(dir, e.name));

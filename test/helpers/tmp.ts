@@ -13,6 +13,10 @@ export function tempDir(prefix = 'aszcol-test-'): string {
 
 export function cleanupTemp(): void {
   for (const d of made.splice(0)) {
-    try { rmSync(d, { recursive: true, force: true }); } catch { /* read-only files are removed by force */ }
+    try {
+      rmSync(d, { recursive: true, force: true });
+    } catch {
+      /* read-only files are removed by force */
+    }
   }
 }

@@ -25,7 +25,10 @@ function setup() {
   return { root, src, config, t };
 }
 
-const roundsOf = (root: string) => readdirSync(join(root, '_conversations', S, 'rounds')).filter((n) => n.endsWith('.sf')).sort();
+const roundsOf = (root: string) =>
+  readdirSync(join(root, '_conversations', S, 'rounds'))
+    .filter((n) => n.endsWith('.sf'))
+    .sort();
 
 describe('the round chain through the CLI', () => {
   test('four parsers at once write exactly one round; it is read-only', async () => {
@@ -72,10 +75,32 @@ describe('the round chain through the CLI', () => {
     await runCli(['collect', '--once', '--config', config]);
     const dir = join(root, '_conversations', S, 'rounds');
     mkdirSync(dir, { recursive: true });
-    const { text, digest } = encodeRound({
-      t: 'header', schema: 'sf/1', conversation: S, session: S, round: 1, from_seq: 1, through_seq: 0, input_digest: 'x', parser: 'v1', policy: 'v1+idle=10m0s',
-      talks: 0, steps: 0, streams: 0, segments: 0, unresolved: 0, changes: 0, lines_added: 0, lines_removed: 0, llm_calls: 0, subagents: 0, bash_runs: 0,
-    }, []);
+    const { text, digest } = encodeRound(
+      {
+        t: 'header',
+        schema: 'sf/1',
+        conversation: S,
+        session: S,
+        round: 1,
+        from_seq: 1,
+        through_seq: 0,
+        input_digest: 'x',
+        parser: 'v1',
+        policy: 'v1+idle=10m0s',
+        talks: 0,
+        steps: 0,
+        streams: 0,
+        segments: 0,
+        unresolved: 0,
+        changes: 0,
+        lines_added: 0,
+        lines_removed: 0,
+        llm_calls: 0,
+        subagents: 0,
+        bash_runs: 0,
+      },
+      [],
+    );
     writeFileSync(join(dir, roundName(1, digest)), text);
     const p = await runCli(['parse', '--config', config]);
     expect(p.code).toBe(1);

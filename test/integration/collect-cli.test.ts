@@ -40,7 +40,11 @@ describe('aszcol collect, verify, show, sources as processes', () => {
     expect((await runCli(['show', '--config', config, '--session', UP, '1', '3'])).code).toBe(1);
     expect((await runCli(['show', '--config', config, '--session', UP, '9', '1'])).stderr).toMatch(/no landed file with sequence 9/);
     const src2 = await runCli(['sources', '--config', config, '--json']);
-    expect(JSON.parse(src2.stdout).sessions.map((s: { session: string }) => s.session).sort()).toEqual([sid(1), UP].sort());
+    expect(
+      JSON.parse(src2.stdout)
+        .sessions.map((s: { session: string }) => s.session)
+        .sort(),
+    ).toEqual([sid(1), UP].sort());
     const v = await runCli(['verify', '--config', config]);
     expect(v.code).toBe(0);
     expect(v.stdout).toMatch(/checked 2 session\(s\)/);
@@ -64,10 +68,17 @@ describe('aszcol collect, verify, show, sources as processes', () => {
 
   test('two collectors at once: no sequence issued twice, every line landed once', async () => {
     const { root, src, config } = setup();
-    const N = 24, LINES = 400;
+    const N = 24,
+      LINES = 400;
     for (let i = 0; i < N; i++) {
-      writeLines(join(src, '-p', `${sid(100 + i)}.jsonl`), Array.from({ length: LINES }, (_, j) => rec.user(sid(100 + i), `s${i} l${j} ${'z'.repeat(200)}`)));
-      writeLines(join(src, '-p', sid(100 + i), 'subagents', 'agent-a0123456789abcdef.jsonl'), Array.from({ length: 50 }, (_, j) => rec.user(sid(100 + i), `c${j}`)));
+      writeLines(
+        join(src, '-p', `${sid(100 + i)}.jsonl`),
+        Array.from({ length: LINES }, (_, j) => rec.user(sid(100 + i), `s${i} l${j} ${'z'.repeat(200)}`)),
+      );
+      writeLines(
+        join(src, '-p', sid(100 + i), 'subagents', 'agent-a0123456789abcdef.jsonl'),
+        Array.from({ length: 50 }, (_, j) => rec.user(sid(100 + i), `c${j}`)),
+      );
     }
     const cfg2 = join(root, '..', 'small.yaml');
     writeFileSync(cfg2, readFileSync(config, 'utf8') + '    max_delta_bytes: 8KiB\n');
@@ -88,7 +99,10 @@ describe('aszcol collect, verify, show, sources as processes', () => {
 
   test('a crash between landing a file and committing its cursor lands those records twice; verify counts them re-landed', async () => {
     const { root, src, config } = setup();
-    writeLines(join(src, '-p', `${sid(3)}.jsonl`), Array.from({ length: 7 }, (_, j) => rec.user(sid(3), `l${j}`)));
+    writeLines(
+      join(src, '-p', `${sid(3)}.jsonl`),
+      Array.from({ length: 7 }, (_, j) => rec.user(sid(3), `l${j}`)),
+    );
     const crashed = await runCli(['collect', '--once', '--config', config], { env: { ASZCOL_TEST_CRASH_AFTER_LAND: '1' } });
     expect(crashed.code).toBe(137);
     expect(existsSync(join(root, sid(3), '.lock'))).toBe(true); // the dead holder's lock is left behind

@@ -44,7 +44,12 @@ function expectedUsage(root: string): Record<string, number> {
       const last = frags.at(-1)!;
       if (!frags.some((x) => x.flags?.includes('finished')) || frags.some((x) => x.flags?.includes('synthetic'))) continue;
       const k = `${last.model}/${stream === 'main' ? 'main' : 'subagent'}`;
-      for (const [type, field] of [['input', 'in'], ['output', 'out'], ['cacheRead', 'cache_read'], ['cacheCreation', 'cache_write']] as const) {
+      for (const [type, field] of [
+        ['input', 'in'],
+        ['output', 'out'],
+        ['cacheRead', 'cache_read'],
+        ['cacheCreation', 'cache_write'],
+      ] as const) {
         out[`${k}/${type}`] = (out[`${k}/${type}`] ?? 0) + (last.usage?.[field] ?? 0);
       }
     }
@@ -61,22 +66,27 @@ function pushedUsage(since: number): { sums: Record<string, number>; resources: 
     if (!r.accepted || r.signal !== 'metrics') continue;
     for (const rm of r.request.resourceMetrics) {
       resources.push(attrs(rm.resource?.attributes));
-      for (const sm of rm.scopeMetrics) for (const m of sm.metrics) {
-        if (m.name !== 'claude_code.token.usage') continue;
-        for (const p of m.sum.dataPoints) {
-          const a = attrs(p.attributes);
-          points.push({ ...a, start: p.startTimeUnixNano, end: p.timeUnixNano, value: p.asDouble });
-          const k = `${a.model}/${a.query_source}/${a.type}`;
-          sums[k] = (sums[k] ?? 0) + p.asDouble;
+      for (const sm of rm.scopeMetrics)
+        for (const m of sm.metrics) {
+          if (m.name !== 'claude_code.token.usage') continue;
+          for (const p of m.sum.dataPoints) {
+            const a = attrs(p.attributes);
+            points.push({ ...a, start: p.startTimeUnixNano, end: p.timeUnixNano, value: p.asDouble });
+            const k = `${a.model}/${a.query_source}/${a.type}`;
+            sums[k] = (sums[k] ?? 0) + p.asDouble;
+          }
         }
-      }
     }
   }
   return { sums, resources, points };
 }
 
 const methods = (() => {
-  const pkg = protoLoader.loadSync('opentelemetry/proto/collector/metrics/v1/metrics_service.proto', { longs: String, oneofs: true, includeDirs: [join(REPO, 'proto')] });
+  const pkg = protoLoader.loadSync('opentelemetry/proto/collector/metrics/v1/metrics_service.proto', {
+    longs: String,
+    oneofs: true,
+    includeDirs: [join(REPO, 'proto')],
+  });
   return (pkg['opentelemetry.proto.collector.metrics.v1.MetricsService'] as any).Export;
 })();
 
@@ -85,7 +95,14 @@ describe('derived token usage', () => {
     test(`aszcol push derives it and sends it over ${protocol}, once, with the exporter's resource; windows of a series never overlap`, async () => {
       const root = copyRoot();
       const cfg = join(dirname(root), 'm.yaml');
-      writeFileSync(cfg, pipelineYaml(root, { protocol, endpoint: protocol === 'grpc' ? sink.grpcAddress : `http://${sink.httpAddress}`, instance_id: 'me@box' }, { metrics: 'derived' }));
+      writeFileSync(
+        cfg,
+        pipelineYaml(
+          root,
+          { protocol, endpoint: protocol === 'grpc' ? sink.grpcAddress : `http://${sink.httpAddress}`, instance_id: 'me@box' },
+          { metrics: 'derived' },
+        ),
+      );
       const since = sink.received.length;
       const r = await runCli(['push', '--once', '--config', cfg, '--json']);
       expect(r.stderr).toBe('');
@@ -96,7 +113,13 @@ describe('derived token usage', () => {
       const got = pushedUsage(since);
       expect(got.sums).toEqual(expectedUsage(root));
       expect(Object.values(got.sums).some((v) => v > 0)).toBe(true);
-      for (const res of got.resources) expect(res).toMatchObject({ 'service.name': 'Claude Code', 'service.instance.id': 'me@box', 'service.layer': 'AI_AGENT', 'telemetry.sdk.name': 'aszcol' });
+      for (const res of got.resources)
+        expect(res).toMatchObject({
+          'service.name': 'Claude Code',
+          'service.instance.id': 'me@box',
+          'service.layer': 'AI_AGENT',
+          'telemetry.sdk.name': 'aszcol',
+        });
       const series = new Map<string, [bigint, bigint][]>();
       for (const p of got.points) {
         const k = `${p['session.id']}/${p.model}/${p.query_source}/${p.type}`;
@@ -112,10 +135,13 @@ describe('derived token usage', () => {
     });
   }
 
-  test('the receiver\'s spooled requests are passed through as received, and only they: one source per root', async () => {
+  test("the receiver's spooled requests are passed through as received, and only they: one source per root", async () => {
     const root = copyRoot();
     mkdirSync(join(root, '_metrics'), { recursive: true });
-    const spooled = [ccMetricsRequest('s-1', { input: 10, output: 20, cacheRead: 30, cacheCreation: 40 }), ccMetricsRequest('s-2', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 })];
+    const spooled = [
+      ccMetricsRequest('s-1', { input: 10, output: 20, cacheRead: 30, cacheCreation: 40 }),
+      ccMetricsRequest('s-2', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 }),
+    ];
     spooled.forEach((b, i) => writeFileSync(join(root, '_metrics', `metrics-20260601T090000.00000000${i}Z-00000${i + 1}-otlp.pb`), b));
     // A derived request in the same spool must not go with them.
     const derivedCfg = join(dirname(root), 'd.yaml');
@@ -140,10 +166,21 @@ describe('in the service', () => {
   test('each pass derives, pushes logs and metrics, and the prometheus exporter serves the same totals', async () => {
     const root = copyRoot();
     const cfg = join(dirname(root), 'svc.yaml');
-    writeFileSync(cfg, pipelineYaml(root, { endpoint: sink.grpcAddress, instance_id: 'svc@box' }, {
-      metrics: 'derived',
-      extra: '  prometheus:\n    endpoint: 127.0.0.1:0\n',
-    }).replace('      exporters: [otlp/sink]\n  telemetry', '      exporters: [otlp/sink, prometheus]\n  telemetry').replace('    source_root:', '    interval: 300ms\n    source_root:').replace('    lookback: none\n', '    lookback: none\n    grace: 1s\n').replace('      address: ""\n', '      address: ""\n    logs:\n      level: debug\n'));
+    writeFileSync(
+      cfg,
+      pipelineYaml(
+        root,
+        { endpoint: sink.grpcAddress, instance_id: 'svc@box' },
+        {
+          metrics: 'derived',
+          extra: '  prometheus:\n    endpoint: 127.0.0.1:0\n',
+        },
+      )
+        .replace('      exporters: [otlp/sink]\n  telemetry', '      exporters: [otlp/sink, prometheus]\n  telemetry')
+        .replace('    source_root:', '    interval: 300ms\n    source_root:')
+        .replace('    lookback: none\n', '    lookback: none\n    grace: 1s\n')
+        .replace('      address: ""\n', '      address: ""\n    logs:\n      level: debug\n'),
+    );
     const since = sink.received.length;
     const svc = startService(['--config', cfg]);
     try {
@@ -154,7 +191,9 @@ describe('in the service', () => {
       const sorted = (o: Record<string, number>) => JSON.stringify(Object.entries(o).sort());
       for (let i = 0; i < 100 && sorted(pushedUsage(since).sums) !== sorted(want); i++) await new Promise((res) => setTimeout(res, 200));
       expect(pushedUsage(since).sums).toEqual(want);
-      const sent = sink.received.slice(since).filter((x) => x.accepted && x.signal === 'logs')
+      const sent = sink.received
+        .slice(since)
+        .filter((x) => x.accepted && x.signal === 'logs')
         .flatMap((x) => x.request.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords)));
       expect(sent.length).toBeGreaterThan(20);
       const scrape = async () => {
@@ -169,7 +208,10 @@ describe('in the service', () => {
       };
       // The prometheus exporter reads the spool in the same stage as the otlp exporter, after it.
       let s = await scrape();
-      for (let i = 0; i < 50 && sorted(s.prom) !== sorted(want); i++) { await new Promise((res) => setTimeout(res, 200)); s = await scrape(); }
+      for (let i = 0; i < 50 && sorted(s.prom) !== sorted(want); i++) {
+        await new Promise((res) => setTimeout(res, 200));
+        s = await scrape();
+      }
       expect(s.text).toContain('# HELP claude_code_token_usage_tokens_total Number of tokens used');
       expect(s.text).toContain('# TYPE claude_code_token_usage_tokens_total counter');
       expect(s.prom).toEqual(want);
@@ -184,10 +226,15 @@ describe('in the service', () => {
     }
   });
 
-  test('a configuration that derives token usage and passes the receiver\'s through is refused, as is an exporter with nothing to send', async () => {
+  test("a configuration that derives token usage and passes the receiver's through is refused, as is an exporter with nothing to send", async () => {
     const root = tempDir();
     const both = join(root, 'both.yaml');
-    writeFileSync(both, pipelineYaml(root, { endpoint: '127.0.0.1:1' }, { metrics: 'derived' }).replace('service:\n  pipelines:\n', 'service:\n  pipelines:\n    metrics/raw:\n      receivers: [claude_code_otlp]\n      exporters: [otlp/sink]\n').replace('processors:\n', '  claude_code_otlp:\nprocessors:\n'));
+    writeFileSync(
+      both,
+      pipelineYaml(root, { endpoint: '127.0.0.1:1' }, { metrics: 'derived' })
+        .replace('service:\n  pipelines:\n', 'service:\n  pipelines:\n    metrics/raw:\n      receivers: [claude_code_otlp]\n      exporters: [otlp/sink]\n')
+        .replace('processors:\n', '  claude_code_otlp:\nprocessors:\n'),
+    );
     const v = await runCli(['validate', '--config', both]);
     expect(v.code).toBe(2);
     expect(v.stderr).toMatch(/claude_code\.token\.usage for the same tokens/);

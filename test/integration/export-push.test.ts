@@ -51,14 +51,26 @@ function checkRecords(root: string, since: number, instance: string, startedNs: 
   const files = rootFiles(root);
   for (const rel of files.keys()) {
     if (!rel.endsWith('.sd')) continue;
-    const lines = readFileSync(join(root, rel), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    for (const r of lines.slice(1, -1)) if (r.time) latest.set(lines[0].session, [latest.get(lines[0].session) ?? 0n, ms(r.time)].reduce((a, b) => (a > b ? a : b)));
+    const lines = readFileSync(join(root, rel), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    for (const r of lines.slice(1, -1))
+      if (r.time)
+        latest.set(
+          lines[0].session,
+          [latest.get(lines[0].session) ?? 0n, ms(r.time)].reduce((a, b) => (a > b ? a : b)),
+        );
   }
   reqs.forEach((req, n) => {
     for (const rl of req.request.resourceLogs) {
       expect(attrs(rl.resource.attributes)).toEqual({
-        'service.name': 'Claude Code', 'service.instance.id': instance, 'service.layer': 'AI_AGENT',
-        'telemetry.sdk.name': 'aszcol', 'telemetry.sdk.version': JSON.parse(readFileSync('package.json', 'utf8')).version, 'telemetry.sdk.language': 'nodejs',
+        'service.name': 'Claude Code',
+        'service.instance.id': instance,
+        'service.layer': 'AI_AGENT',
+        'telemetry.sdk.name': 'aszcol',
+        'telemetry.sdk.version': JSON.parse(readFileSync('package.json', 'utf8')).version,
+        'telemetry.sdk.language': 'nodejs',
       });
       for (const sl of rl.scopeLogs) {
         expect(sl.scope).toEqual({ name: 'github.com/apache/skywalking-ai-sessionizer', version: JSON.parse(readFileSync('package.json', 'utf8')).version });
@@ -73,12 +85,25 @@ function checkRecords(root: string, since: number, instance: string, startedNs: 
           lines.pop();
           const first = JSON.parse(lines[0]!);
           const want: Record<string, unknown> = {
-            'asz.file': rel, 'asz.file.digest': createHash('sha256').update(disk).digest('hex'), 'asz.lines': lines.length,
+            'asz.file': rel,
+            'asz.file.digest': createHash('sha256').update(disk).digest('hex'),
+            'asz.lines': lines.length,
           };
           let time: bigint | undefined;
           if (rel.endsWith('.sd')) {
-            const times = lines.slice(1, -1).map((l) => JSON.parse(l).time).filter(Boolean).map((t: string) => [ms(t), t] as const).sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-            Object.assign(want, { 'asz.format': 'sd', 'asz.format.version': first.schema, 'asz.file.kind': first.kind, 'asz.session': first.session, 'asz.seq': first.seq });
+            const times = lines
+              .slice(1, -1)
+              .map((l) => JSON.parse(l).time)
+              .filter(Boolean)
+              .map((t: string) => [ms(t), t] as const)
+              .sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+            Object.assign(want, {
+              'asz.format': 'sd',
+              'asz.format.version': first.schema,
+              'asz.file.kind': first.kind,
+              'asz.session': first.session,
+              'asz.seq': first.seq,
+            });
             if (first.stream) want['asz.stream'] = first.stream;
             if (first.batch) want['asz.run'] = first.batch;
             if (times.length) Object.assign(want, { 'asz.from_time': times[0]![1], 'asz.through_time': times.at(-1)![1] });
@@ -86,11 +111,21 @@ function checkRecords(root: string, since: number, instance: string, startedNs: 
             out.push({ rel, format: 'sd', session: first.session, request: n });
           } else {
             Object.assign(want, {
-              'asz.format': 'sf', 'asz.format.version': first.schema, 'asz.file.kind': 'round', 'asz.session': first.session,
-              'asz.from_time': first.from_time, 'asz.through_time': first.through_time, 'asz.session.from_time': first.session_from_time,
-              'asz.session.through_time': first.session_through_time, 'asz.conversation.talks': first.talks, 'asz.conversation.steps': first.steps,
-              'asz.conversation.streams': first.streams, 'asz.conversation.segments': first.segments, 'asz.conversation.unresolved': first.unresolved,
-              'asz.conversation': first.conversation, 'asz.round': first.round,
+              'asz.format': 'sf',
+              'asz.format.version': first.schema,
+              'asz.file.kind': 'round',
+              'asz.session': first.session,
+              'asz.from_time': first.from_time,
+              'asz.through_time': first.through_time,
+              'asz.session.from_time': first.session_from_time,
+              'asz.session.through_time': first.session_through_time,
+              'asz.conversation.talks': first.talks,
+              'asz.conversation.steps': first.steps,
+              'asz.conversation.streams': first.streams,
+              'asz.conversation.segments': first.segments,
+              'asz.conversation.unresolved': first.unresolved,
+              'asz.conversation': first.conversation,
+              'asz.round': first.round,
             });
             if (first.title) want['asz.conversation.title'] = first.title;
             time = ms(first.session_through_time);
@@ -111,16 +146,19 @@ function checkRecords(root: string, since: number, instance: string, startedNs: 
 function writeBack(dir: string, since: number): string {
   for (const r of sink.received.slice(since)) {
     if (!r.accepted || r.signal !== 'logs') continue;
-    for (const rl of r.request.resourceLogs) for (const sl of rl.scopeLogs) for (const rec of sl.logRecords) {
-      const path = join(dir, attrs(rec.attributes)['asz.file'] as string);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, rec.body.stringValue);
-    }
+    for (const rl of r.request.resourceLogs)
+      for (const sl of rl.scopeLogs)
+        for (const rec of sl.logRecords) {
+          const path = join(dir, attrs(rec.attributes)['asz.file'] as string);
+          mkdirSync(dirname(path), { recursive: true });
+          writeFileSync(path, rec.body.stringValue);
+        }
   }
   return dir;
 }
 
-const foldOf = (root: string) => Object.fromEntries(listConversations(root).map((c) => [c, canonical([...loadChain(root, c).fold.entities.entries()].sort(([a], [b]) => (a < b ? -1 : 1)))]));
+const foldOf = (root: string) =>
+  Object.fromEntries(listConversations(root).map((c) => [c, canonical([...loadChain(root, c).fold.entities.entries()].sort(([a], [b]) => (a < b ? -1 : 1)))]));
 
 const nsNow = () => BigInt(Date.now()) * 1_000_000n;
 
@@ -131,7 +169,10 @@ for (const protocol of ['grpc', 'http'] as const) {
     test('every landed file and round arrives once, as the contract says; a second push sends nothing; the bodies make a root that verifies and folds the same', async () => {
       const root = copyRoot();
       const cfgPath = join(dirname(root), 'push.yaml');
-      writeFileSync(cfgPath, pipelineYaml(root, { protocol, endpoint: endpoint(), instance_id: 'tester@aszcol', headers: { authorization: 'Bearer t0ken' }, batch_bytes: '16KiB' }));
+      writeFileSync(
+        cfgPath,
+        pipelineYaml(root, { protocol, endpoint: endpoint(), instance_id: 'tester@aszcol', headers: { authorization: 'Bearer t0ken' }, batch_bytes: '16KiB' }),
+      );
       const since = sink.received.length;
       const started = nsNow();
       const r = await runCli(['push', '--once', '--config', cfgPath]);
@@ -150,7 +191,11 @@ for (const protocol of ['grpc', 'http'] as const) {
       for (const x of reqs) expect(x.headers.authorization).toBe('Bearer t0ken');
       // Session by session, the session landed first going first, its files before its rounds.
       const sessions = [...new Set(checked.map((c) => c.session))];
-      const firstStamp = (s: string) => [...files.keys()].filter((f) => f.startsWith(`${s}/`)).map((f) => /-(\d{8}T[\d.]+Z)-/.exec(f)![1]!).sort()[0]!;
+      const firstStamp = (s: string) =>
+        [...files.keys()]
+          .filter((f) => f.startsWith(`${s}/`))
+          .map((f) => /-(\d{8}T[\d.]+Z)-/.exec(f)![1]!)
+          .sort()[0]!;
       expect(sessions).toEqual([...sessions].sort((a, b) => (firstStamp(a) < firstStamp(b) ? -1 : firstStamp(a) > firstStamp(b) ? 1 : a < b ? -1 : 1)));
       expect(sessions[0]).toBe('c70360bd-e031-4a5a-816d-138c67621f64'); // landed first, though not first by id
       const seen = new Set<string>();
@@ -180,9 +225,13 @@ for (const protocol of ['grpc', 'http'] as const) {
       expect(Object.keys(foldOf(root)).length).toBe(4);
     });
 
-    const pusherFor = (root: string, extra: Record<string, unknown> = {}, ep = endpoint()) => new Pusher({
-      root, cfg: validateOtlpExporterConfig({ protocol, endpoint: ep, batch_bytes: '4KiB', instance_id: 'i', ...extra }, 'exporters.otlp/sink'), logs: true, metrics: undefined,
-    });
+    const pusherFor = (root: string, extra: Record<string, unknown> = {}, ep = endpoint()) =>
+      new Pusher({
+        root,
+        cfg: validateOtlpExporterConfig({ protocol, endpoint: ep, batch_bytes: '4KiB', instance_id: 'i', ...extra }, 'exporters.otlp/sink'),
+        logs: true,
+        metrics: undefined,
+      });
     const sentOf = (root: string, p: Pusher) => new PushState(root).sent(p.endpoint);
 
     test('a refused request and a partial success leave their files unsent; the pass goes on; the next pass sends them', async () => {
@@ -196,7 +245,8 @@ for (const protocol of ['grpc', 'http'] as const) {
       expect(r1.problems[1]).toMatch(/rejected 1 of the request's log records.*nothing is recorded as sent/);
       expect(r1.stoppedBy).toBeUndefined();
       const [refused, partial] = sink.received.slice(since);
-      const relsOf = (x: typeof refused) => x!.request.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords.map((rec: any) => attrs(rec.attributes)['asz.file'])));
+      const relsOf = (x: typeof refused) =>
+        x!.request.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords.map((rec: any) => attrs(rec.attributes)['asz.file'])));
       const notSent = [...relsOf(refused), ...relsOf(partial)];
       expect(notSent.length).toBeGreaterThan(0);
       const sent = sentOf(root, p);
@@ -314,7 +364,8 @@ for (const protocol of ['grpc', 'http'] as const) {
       expect(sink.proxiedBytes - before).toBeLessThan(r.wireBytes / 2);
       if (protocol === 'http') expect(sink.received[since]!.headers['content-encoding']).toBe('gzip');
       const sent = sink.received.slice(since).flatMap((x) => x.request.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords)));
-      for (const rec of sent) expect(Buffer.from(rec.body.stringValue).equals(readFileSync(join(root, attrs(rec.attributes)['asz.file'] as string)))).toBe(true);
+      for (const rec of sent)
+        expect(Buffer.from(rec.body.stringValue).equals(readFileSync(join(root, attrs(rec.attributes)['asz.file'] as string)))).toBe(true);
       expect(sent.length).toBe(rootFiles(root).size);
     });
 
@@ -359,7 +410,10 @@ describe('aszcol push, the command', () => {
     child.stdout!.on('data', (d) => {
       buf += d;
       let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) { lines.push({ at: Date.now(), r: JSON.parse(buf.slice(0, nl)) }); buf = buf.slice(nl + 1); }
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        lines.push({ at: Date.now(), r: JSON.parse(buf.slice(0, nl)) });
+        buf = buf.slice(nl + 1);
+      }
     });
     const exited = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
     try {

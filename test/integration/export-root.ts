@@ -20,7 +20,10 @@ async function cli(args: string[]): Promise<string> {
 }
 
 /** Builds the root under `dir`; returns it (the scenario build's aszcol.yaml is beside it). */
-export async function buildRoot(dir: string, scenarios: string[] = ['test/scenarios/child-tools.yaml', join(CONFORMANCE, 'workflow.yaml'), join(CONFORMANCE, 'delegation.yaml')]): Promise<string> {
+export async function buildRoot(
+  dir: string,
+  scenarios: string[] = ['test/scenarios/child-tools.yaml', join(CONFORMANCE, 'workflow.yaml'), join(CONFORMANCE, 'delegation.yaml')],
+): Promise<string> {
   const config = join(dir, 'aszcol.yaml');
   for (const s of scenarios) {
     await cli(['scenario', 'build', s, '--out', dir, '--at', AT]);
@@ -55,17 +58,22 @@ export function rootFiles(root: string): Map<string, string> {
 }
 
 export function pipelineYaml(root: string, exporter: Record<string, unknown>, opts: { metrics?: 'derived' | 'received' | false; extra?: string } = {}): string {
-  const exp = Object.entries(exporter).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`).join('\n');
-  const metrics = opts.metrics === 'derived'
-    ? '    metrics:\n      receivers: [claude_code_local]\n      processors: [token_metrics]\n      exporters: [otlp/sink]\n'
-    : opts.metrics === 'received'
-      ? '    metrics:\n      receivers: [claude_code_otlp]\n      exporters: [otlp/sink]\n'
-      : '';
-  return `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(join(root, '_source', 'projects'))}\n    exclude: []\n` +
+  const exp = Object.entries(exporter)
+    .map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`)
+    .join('\n');
+  const metrics =
+    opts.metrics === 'derived'
+      ? '    metrics:\n      receivers: [claude_code_local]\n      processors: [token_metrics]\n      exporters: [otlp/sink]\n'
+      : opts.metrics === 'received'
+        ? '    metrics:\n      receivers: [claude_code_otlp]\n      exporters: [otlp/sink]\n'
+        : '';
+  return (
+    `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(join(root, '_source', 'projects'))}\n    exclude: []\n` +
     (opts.metrics === 'received' ? '  claude_code_otlp:\n    protocols:\n      grpc: { endpoint: "127.0.0.1:0" }\n' : '') +
     `processors:\n  assembler:\n  token_metrics:\n    lookback: none\nexporters:\n  otlp/sink:\n${exp}\n${opts.extra ?? ''}` +
     `service:\n  pipelines:\n    sessions:\n      receivers: [claude_code_local]\n      processors: [assembler]\n      exporters: [otlp/sink]\n${metrics}` +
-    '  telemetry:\n    metrics:\n      address: ""\n';
+    '  telemetry:\n    metrics:\n      address: ""\n'
+  );
 }
 
 /** A fresh copy of a built root with nothing recorded as sent, so each test starts from zero. */

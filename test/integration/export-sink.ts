@@ -41,10 +41,10 @@ const PROTO = join(REPO, 'proto');
 const LOAD_OPTS: protoLoader.Options = { keepCase: false, longs: String, enums: Number, defaults: false, oneofs: true, includeDirs: [PROTO] };
 
 function loadDefs() {
-  const pkg = protoLoader.loadSync([
-    'opentelemetry/proto/collector/logs/v1/logs_service.proto',
-    'opentelemetry/proto/collector/metrics/v1/metrics_service.proto',
-  ], LOAD_OPTS);
+  const pkg = protoLoader.loadSync(
+    ['opentelemetry/proto/collector/logs/v1/logs_service.proto', 'opentelemetry/proto/collector/metrics/v1/metrics_service.proto'],
+    LOAD_OPTS,
+  );
   return {
     logs: pkg['opentelemetry.proto.collector.logs.v1.LogsService'] as grpc.ServiceDefinition,
     metrics: pkg['opentelemetry.proto.collector.metrics.v1.MetricsService'] as grpc.ServiceDefinition,
@@ -114,7 +114,8 @@ export class OtlpSink {
     for (const r of this.accepted('logs')) {
       for (const rl of r.request.resourceLogs ?? []) {
         const resource = attrs(rl.resource?.attributes);
-        for (const sl of rl.scopeLogs ?? []) for (const rec of sl.logRecords ?? []) out.push({ resource, scope: sl.scope, record: rec, transport: r.transport });
+        for (const sl of rl.scopeLogs ?? [])
+          for (const rec of sl.logRecords ?? []) out.push({ resource, scope: sl.scope, record: rec, transport: r.transport });
       }
     }
     return out;
@@ -147,7 +148,9 @@ export class OtlpSink {
         },
       });
     }
-    const gport = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    const gport = await new Promise<number>((res, rej) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+    );
     this.grpcServer = server;
     this.grpcAddress = `127.0.0.1:${gport}`;
 
@@ -156,19 +159,40 @@ export class OtlpSink {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const signal = req.url === '/v1/logs' ? 'logs' : req.url === '/v1/metrics' ? 'metrics' : undefined;
-        if (!signal || req.method !== 'POST') { res.writeHead(404).end(); return; }
-        if (req.headers['content-type'] !== 'application/x-protobuf') { res.writeHead(415).end(); return; }
+        if (!signal || req.method !== 'POST') {
+          res.writeHead(404).end();
+          return;
+        }
+        if (req.headers['content-type'] !== 'application/x-protobuf') {
+          res.writeHead(415).end();
+          return;
+        }
         let body = Buffer.concat(chunks);
         if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
         const method = (this.defs[signal] as any).Export;
         const request = method.requestDeserialize(body);
         const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
         this.handle('http', signal, request, body.length, headers, (f) => {
-          if (!f) { res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(responseBytes(signal, 0)); return; }
-          if (f.kind === 'refuse') { res.writeHead(400, { 'content-type': 'text/plain' }).end('refused by the test'); return; }
-          if (f.kind === 'throttle') { res.writeHead(429, { 'retry-after': String(f.retryAfterSeconds), 'content-type': 'text/plain' }).end('slow down'); return; }
-          if (f.kind === 'partial') { res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(responseBytes(signal, f.rejected)); return; }
-          if (f.kind === 'html') { res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>'); return; }
+          if (!f) {
+            res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(responseBytes(signal, 0));
+            return;
+          }
+          if (f.kind === 'refuse') {
+            res.writeHead(400, { 'content-type': 'text/plain' }).end('refused by the test');
+            return;
+          }
+          if (f.kind === 'throttle') {
+            res.writeHead(429, { 'retry-after': String(f.retryAfterSeconds), 'content-type': 'text/plain' }).end('slow down');
+            return;
+          }
+          if (f.kind === 'partial') {
+            res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(responseBytes(signal, f.rejected));
+            return;
+          }
+          if (f.kind === 'html') {
+            res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>');
+            return;
+          }
           res.writeHead(503).end();
         });
       });
@@ -200,7 +224,10 @@ export class OtlpSink {
         const [host, port] = target.split(':');
         upstream = connect(Number(port), host!);
         this.sockets.add(upstream);
-        upstream.on('close', () => { this.sockets.delete(upstream!); client.destroy(); });
+        upstream.on('close', () => {
+          this.sockets.delete(upstream!);
+          client.destroy();
+        });
         upstream.on('error', () => client.destroy());
         upstream.on('data', (b) => client.write(b));
       }
@@ -219,7 +246,14 @@ export class OtlpSink {
     });
   }
 
-  private handle(transport: 'grpc' | 'http', signal: 'logs' | 'metrics', request: any, bytes: number, headers: Record<string, string>, answer: (f?: Fault) => void): void {
+  private handle(
+    transport: 'grpc' | 'http',
+    signal: 'logs' | 'metrics',
+    request: any,
+    bytes: number,
+    headers: Record<string, string>,
+    answer: (f?: Fault) => void,
+  ): void {
     const f = this.faults.shift();
     this.received.push({ transport, signal, request, bytes, at: Date.now(), accepted: !f, fault: f?.kind, headers });
     if (f?.kind === 'hang') {
@@ -230,7 +264,12 @@ export class OtlpSink {
   }
 
   async close(): Promise<void> {
-    for (const h of this.hung.splice(0)) try { h(); } catch { /* the client is gone */ }
+    for (const h of this.hung.splice(0))
+      try {
+        h();
+      } catch {
+        /* the client is gone */
+      }
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((res) => (this.grpcServer ? this.grpcServer.tryShutdown(() => res()) : res()));
     this.grpcServer?.forceShutdown();

@@ -29,10 +29,17 @@ const RECEIVED = /^metrics-.*-otlp\.pb$/;
 const DERIVED = /^metrics-.*-derived\.pb$/;
 const tokens = (n: number) => ({ input: n, output: 2 * n, cacheRead: 3 * n, cacheCreation: 4 * n });
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const spoolNames = (root: string, re = RECEIVED) => readdirSync(join(root, '_metrics')).filter((n) => re.test(n)).sort();
+const spoolNames = (root: string, re = RECEIVED) =>
+  readdirSync(join(root, '_metrics'))
+    .filter((n) => re.test(n))
+    .sort();
 /** The bytes a receiver counts against max_spool_bytes: every metrics-*.pb file in the spool. */
-const spoolBytes = (root: string) => readdirSync(join(root, '_metrics')).filter((n) => /^metrics-.*\.pb$/.test(n)).reduce((t, n) => t + statSync(join(root, '_metrics', n)).size, 0);
-const spoolLines = (root: string, endpoint: string, re = RECEIVED) => [...new PushState(root).sent(endpoint).keys()].filter((r) => r.startsWith('_metrics/') && re.test(r.slice(9))).sort();
+const spoolBytes = (root: string) =>
+  readdirSync(join(root, '_metrics'))
+    .filter((n) => /^metrics-.*\.pb$/.test(n))
+    .reduce((t, n) => t + statSync(join(root, '_metrics', n)).size, 0);
+const spoolLines = (root: string, endpoint: string, re = RECEIVED) =>
+  [...new PushState(root).sent(endpoint).keys()].filter((r) => r.startsWith('_metrics/') && re.test(r.slice(9))).sort();
 
 /**
  * A root whose spool holds `n` requests as the receiver lands them (read-only, numbered 1…n, an
@@ -58,10 +65,19 @@ function spooledRoot(n: number): { root: string; names: string[]; bytes: Map<str
 
 /** A configuration passing the receiver's metrics through to the given otlp exporters (ids otlp/…). */
 function receivedYaml(root: string, exporters: Record<string, Record<string, unknown>>): string {
-  const ex = Object.entries(exporters).map(([id, c]) => `  ${id}:\n${Object.entries(c).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`).join('\n')}`).join('\n');
-  return `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_otlp:\n    protocols:\n      grpc: { endpoint: "127.0.0.1:0" }\n` +
+  const ex = Object.entries(exporters)
+    .map(
+      ([id, c]) =>
+        `  ${id}:\n${Object.entries(c)
+          .map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`)
+          .join('\n')}`,
+    )
+    .join('\n');
+  return (
+    `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_otlp:\n    protocols:\n      grpc: { endpoint: "127.0.0.1:0" }\n` +
     `exporters:\n${ex}\nservice:\n  pipelines:\n    metrics:\n      receivers: [claude_code_otlp]\n      exporters: [${Object.keys(exporters).join(', ')}]\n` +
-    '  telemetry:\n    metrics:\n      address: ""\n';
+    '  telemetry:\n    metrics:\n      address: ""\n'
+  );
 }
 
 function writeYaml(root: string, text: string, file = 'aszcol.yaml'): string {
@@ -72,7 +88,14 @@ function writeYaml(root: string, text: string, file = 'aszcol.yaml'): string {
 
 async function push(cfg: string, ...extra: string[]): Promise<{ code: number; reports: any[]; stderr: string }> {
   const r = await runCli(['push', '--once', '--config', cfg, '--json', ...extra]);
-  return { code: r.code, reports: r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)), stderr: r.stderr };
+  return {
+    code: r.code,
+    reports: r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+    stderr: r.stderr,
+  };
 }
 
 /** The sessions of the metrics requests the sink took since `since`, per transport, in arrival order. */
@@ -80,10 +103,11 @@ function sentSessions(since: number, transport?: 'grpc' | 'http'): string[] {
   const out: string[] = [];
   for (const r of sink.received.slice(since)) {
     if (!r.accepted || r.signal !== 'metrics' || (transport && r.transport !== transport)) continue;
-    for (const rm of r.request.resourceMetrics) for (const sm of rm.scopeMetrics) {
-      const tu = sm.metrics.find((m: any) => m.name === 'claude_code.token.usage');
-      if (tu) out.push(String(attrs(tu.sum.dataPoints[0].attributes)['session.id']));
-    }
+    for (const rm of r.request.resourceMetrics)
+      for (const sm of rm.scopeMetrics) {
+        const tu = sm.metrics.find((m: any) => m.name === 'claude_code.token.usage');
+        if (tu) out.push(String(attrs(tu.sum.dataPoints[0].attributes)['session.id']));
+      }
   }
   return out;
 }
@@ -160,9 +184,16 @@ describe('aszcol push removes what every exporter took', () => {
     expect(a.reports[0]).toMatchObject({ metrics: { files: 2 }, spool: { removed: 0, young: 2 } });
     const past = now - 2 * 3600;
     for (const n of names) utimesSync(join(root, '_metrics', n), past, past);
-    const off = writeYaml(root, receivedYaml(root, { 'otlp/a': { ...grpc(), spool_retention: { keep: '1h' } }, 'otlp/b': { ...http(), spool_retention: { enabled: false } } }), 'off.yaml');
+    const off = writeYaml(
+      root,
+      receivedYaml(root, { 'otlp/a': { ...grpc(), spool_retention: { keep: '1h' } }, 'otlp/b': { ...http(), spool_retention: { enabled: false } } }),
+      'off.yaml',
+    );
     const b = await push(off);
-    expect(b.reports.map((r) => [r.exporter, r.metrics.files, r.spool.removed])).toEqual([['otlp/a', 0, 0], ['otlp/b', 2, 0]]);
+    expect(b.reports.map((r) => [r.exporter, r.metrics.files, r.spool.removed])).toEqual([
+      ['otlp/a', 0, 0],
+      ['otlp/b', 2, 0],
+    ]);
     expect(spoolNames(root)).toEqual(names);
     // With otlp/b gone from the configuration, what push.state records it took holds the spool.
     const c = await push(cfg);
@@ -179,10 +210,14 @@ describe('aszcol push removes what every exporter took', () => {
     expect(a.reports[0]).toMatchObject({ metrics: { files: 2 }, spool: { removed: 0 } });
     expect(a.reports[0].spool.held).toEqual([
       "the receiver's metrics requests (-otlp.pb) are all kept: push.state records them sent to grpc://old.example:4317, which no otlp exporter here sends metrics to," +
-      ' and another process may still be sending them there; if that receiver no longer takes metrics from this root, list it in exporters.otlp/sink.spool_retention.ignore_receivers',
+        ' and another process may still be sending them there; if that receiver no longer takes metrics from this root, list it in exporters.otlp/sink.spool_retention.ignore_receivers',
     ]);
     expect(spoolNames(root)).toEqual(names);
-    const ignoring = writeYaml(root, receivedYaml(root, { 'otlp/sink': { ...grpc(), spool_retention: { ignore_receivers: ['grpc://old.example:4317'] } } }), 'ignoring.yaml');
+    const ignoring = writeYaml(
+      root,
+      receivedYaml(root, { 'otlp/sink': { ...grpc(), spool_retention: { ignore_receivers: ['grpc://old.example:4317'] } } }),
+      'ignoring.yaml',
+    );
     const b = await push(ignoring);
     expect(b.reports[0]).toMatchObject({ metrics: { files: 0 }, spool: { removed: 2, held: [], forgotten: 3 } });
     expect(spoolNames(root)).toEqual([]);
@@ -250,7 +285,11 @@ describe('derived token usage', () => {
       busy.release();
     }
     expect(a.code).toBe(0);
-    expect(a.reports[0]).toMatchObject({ metrics: { files: derived.length }, derived: { busy: 1 }, spool: { removed: derived.length - 1, pendingReceipt: 1, forgotten: 0 } });
+    expect(a.reports[0]).toMatchObject({
+      metrics: { files: derived.length },
+      derived: { busy: 1 },
+      spool: { removed: derived.length - 1, pendingReceipt: 1, forgotten: 0 },
+    });
     expect(spoolNames(root, DERIVED)).toEqual([derived[0]]);
     // The next derivation finds the file already derived and drops the receipt; then the file goes.
     const b = await push(cfg);
@@ -274,11 +313,14 @@ describe('in the service', () => {
     const cfg = join(dir, 'svc.yaml');
     // prometheus after otlp/sink: it reads the spool after the otlp exporter's send stage, so a
     // removal that did not wait for it would take files it has not counted yet.
-    writeFileSync(cfg, `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(join(dir, 'projects'))}\n    interval: 200ms\n` +
-      '  claude_code_otlp:\n    protocols:\n      http: { endpoint: "127.0.0.1:0" }\n    max_spool_bytes: 3KiB\n' +
-      `exporters:\n  prometheus:\n    endpoint: 127.0.0.1:0\n  otlp/sink:\n    endpoint: ${JSON.stringify(sink.grpcAddress)}\n` +
-      'service:\n  pipelines:\n    sessions:\n      receivers: [claude_code_local]\n      exporters: []\n' +
-      '    metrics:\n      receivers: [claude_code_otlp]\n      exporters: [otlp/sink, prometheus]\n  telemetry:\n    metrics:\n      address: ""\n    logs:\n      level: debug\n');
+    writeFileSync(
+      cfg,
+      `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(join(dir, 'projects'))}\n    interval: 200ms\n` +
+        '  claude_code_otlp:\n    protocols:\n      http: { endpoint: "127.0.0.1:0" }\n    max_spool_bytes: 3KiB\n' +
+        `exporters:\n  prometheus:\n    endpoint: 127.0.0.1:0\n  otlp/sink:\n    endpoint: ${JSON.stringify(sink.grpcAddress)}\n` +
+        'service:\n  pipelines:\n    sessions:\n      receivers: [claude_code_local]\n      exporters: []\n' +
+        '    metrics:\n      receivers: [claude_code_otlp]\n      exporters: [otlp/sink, prometheus]\n  telemetry:\n    metrics:\n      address: ""\n    logs:\n      level: debug\n',
+    );
     const since = sink.received.length;
     const svc = startService(['--config', cfg]);
     try {

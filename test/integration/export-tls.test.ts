@@ -51,7 +51,7 @@ phs96CClRwNh5Lgx3KLxFmsA4hhz41eUCLkmdHN1imwykmxOVCzV1lvA
 `;
 
 describe('TLS', () => {
-  test('over gRPC (grpcs) and HTTPS, trusting the receiver\'s CA from ca_file; an unknown CA is refused with nothing recorded', async () => {
+  test("over gRPC (grpcs) and HTTPS, trusting the receiver's CA from ca_file; an unknown CA is refused with nothing recorded", async () => {
     const dir = tempDir('aszcol-export-tls-');
     const built = await buildRoot(join(dir, 'root'), ['test/scenarios/child-tools.yaml']);
     const caFile = join(dir, 'ca.pem');
@@ -59,19 +59,45 @@ describe('TLS', () => {
     const bodies: Buffer[] = [];
     const id = (b: Buffer) => b;
     const server = new grpc.Server();
-    server.addService({ Export: { path: `/${GRPC_SERVICE.logs}/Export`, requestStream: false, responseStream: false, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } } as grpc.ServiceDefinition, {
-      Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => { bodies.push(call.request); cb(null, encodeResponse('logs', 'protobuf')); },
-    });
-    const gport = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(KEY), cert_chain: Buffer.from(CERT) }]), (e, p) => (e ? rej(e) : res(p))));
+    server.addService(
+      {
+        Export: {
+          path: `/${GRPC_SERVICE.logs}/Export`,
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: id,
+          requestDeserialize: id,
+          responseSerialize: id,
+          responseDeserialize: id,
+        },
+      } as grpc.ServiceDefinition,
+      {
+        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+          bodies.push(call.request);
+          cb(null, encodeResponse('logs', 'protobuf'));
+        },
+      },
+    );
+    const gport = await new Promise<number>((res, rej) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(KEY), cert_chain: Buffer.from(CERT) }]), (e, p) =>
+        e ? rej(e) : res(p),
+      ),
+    );
     const https = createServer({ key: KEY, cert: CERT }, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => { bodies.push(Buffer.concat(chunks)); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(encodeResponse('logs', 'protobuf')); });
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks));
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(encodeResponse('logs', 'protobuf'));
+      });
     });
     await new Promise<void>((res) => https.listen(0, '127.0.0.1', res));
     const hport = (https.address() as { port: number }).port;
     try {
-      for (const [protocol, extra] of [['grpc', { endpoint: `127.0.0.1:${gport}`, tls: true }], ['http', { endpoint: `https://127.0.0.1:${hport}` }]] as const) {
+      for (const [protocol, extra] of [
+        ['grpc', { endpoint: `127.0.0.1:${gport}`, tls: true }],
+        ['http', { endpoint: `https://127.0.0.1:${hport}` }],
+      ] as const) {
         const root = join(tempDir('aszcol-export-tls-copy-'), 'root');
         cpSync(built, root, { recursive: true });
         const untrusted = new Pusher({ root, cfg: validateOtlpExporterConfig({ protocol, ...extra, timeout: '2s' }, 'e'), logs: true, metrics: undefined });

@@ -17,7 +17,9 @@ function get(port: number, path: string, host: string | undefined): Promise<{ st
     const req = request({ host: '127.0.0.1', port, path, headers, setHost: host === undefined ? false : undefined }, (r) => {
       let body = '';
       r.setEncoding('utf8');
-      r.on('data', (c: string) => { body += c; });
+      r.on('data', (c: string) => {
+        body += c;
+      });
       r.on('end', () => res({ status: r.statusCode ?? 0, body }));
     });
     req.on('error', rej);
@@ -42,7 +44,9 @@ describe('listeners answer only for names that cannot be rebound (DNS rebinding)
 
   test('a listener refuses a foreign Host with 421 naming the setting, and serves loopback and configured names', async () => {
     const app = express();
-    app.get('/x', (_req, res) => { res.send('secret'); });
+    app.get('/x', (_req, res) => {
+      res.send('secret');
+    });
     let server: Server | undefined;
     try {
       server = await listen(app, '127.0.0.1', 0, { allowedHosts: ['aszcol.example'], configPath: 'extensions.test.allowed_hosts' });

@@ -31,7 +31,10 @@ afterAll(() => {
 const PB = { 'content-type': 'application/x-protobuf' };
 const HTTP_ONLY = { protocols: { http: { endpoint: '127.0.0.1:0' } } };
 const journalDir = (root: string) => join(root, '_journal', 'claude_code_otlp');
-const segments = (root: string) => readdirSync(journalDir(root)).filter((n) => segmentBase(n) !== undefined).sort();
+const segments = (root: string) =>
+  readdirSync(journalDir(root))
+    .filter((n) => segmentBase(n) !== undefined)
+    .sort();
 const sha12 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex').slice(0, 12);
 
 /** Each log record's own bytes, found with protobufjs (independent of the receiver's reader). */
@@ -111,12 +114,16 @@ describe('the receiver journal', () => {
     rx.child.kill('SIGKILL');
     stop = true;
     await Promise.all(loops);
-    await new Promise((r) => rx.child.exitCode !== null || rx.child.signalCode !== null ? r(undefined) : rx.child.once('exit', r));
+    await new Promise((r) => (rx.child.exitCode !== null || rx.child.signalCode !== null ? r(undefined) : rx.child.once('exit', r)));
 
     const again = await startRunner(root, HTTP_ONLY);
     runners.push(again);
     const landedShas = (i: number) => landedFiles(root, `K-${i}`).flatMap((f) => f.records.map((r) => r.sha));
-    const allIn = () => acked.every((a, i) => { const got = new Set(landedShas(i)); return a.every((x) => got.has(x)); });
+    const allIn = () =>
+      acked.every((a, i) => {
+        const got = new Set(landedShas(i));
+        return a.every((x) => got.has(x));
+      });
     expect(await eventually(allIn, 30_000)).toBe(true);
     expect((await again.stop()).code).toBe(0);
     for (let i = 0; i < senders; i++) {
@@ -176,7 +183,9 @@ describe('the receiver journal', () => {
     copy[FRAME_BYTES + 40] ^= 0xff;
     expect(copy.equals(original)).toBe(true);
     // stderr is read asynchronously: the line may arrive after what it reports.
-    expect(await eventually(() => /"level":"error".*journal holds \d+ bytes at position 0 that cannot be landed \(checksum mismatch\)/.test(rx.stderr()))).toBe(true);
+    expect(await eventually(() => /"level":"error".*journal holds \d+ bytes at position 0 that cannot be landed \(checksum mismatch\)/.test(rx.stderr()))).toBe(
+      true,
+    );
     const { code, stats } = await rx.stop();
     expect(code).toBe(0);
     expect(stats).toMatchObject({ damaged_entries: 1 });
@@ -203,7 +212,9 @@ describe('the receiver journal', () => {
       expect(statuses.slice(0, -1).every((s) => s === 200)).toBe(true);
       expect(statuses.length).toBeGreaterThan(2);
       expect([full!.status, full!.headers['retry-after']]).toEqual([429, '1']);
-      expect(otlpTypes().Status.decode(full!.body).toJSON().message).toMatch(/holds \d+ bytes accepted but not yet landed, at its limit of 16384 \(max_journal_bytes\) \(1 sessions wait for a lock another collector holds\)/);
+      expect(otlpTypes().Status.decode(full!.body).toJSON().message).toMatch(
+        /holds \d+ bytes accepted but not yet landed, at its limit of 16384 \(max_journal_bytes\) \(1 sessions wait for a lock another collector holds\)/,
+      );
       // Metrics go to the same journal: refused too, not lost.
       expect((await httpPost(at, '/v1/metrics', ccMetricsRequest('J-full', { input: 1, output: 1, cacheRead: 1, cacheCreation: 1 }), PB)).status).toBe(429);
       expect(r.stats().refused_requests.backlog_full).toBe(2);
@@ -243,11 +254,13 @@ describe('the receiver journal', () => {
     expect((await rx.stop()).code).toBe(0);
   });
 
-  test('past a segment\'s size the journal goes on in a new segment; a crash across the two replays both, then the landed one is removed', async () => {
+  test("past a segment's size the journal goes on in a new segment; a crash across the two replays both, then the landed one is removed", async () => {
     const root = tempDir('aszcol-journal-rotate-');
     // 4 MB tool outputs: enough requests to fill more than one 64 MiB segment.
     const n = Math.ceil(SEGMENT_BYTES / 4_000_000) + 2;
-    const reqs = Array.from({ length: n }, (_, i) => logsRequest([ccLogRecord('J-rot', { name: 'tool_result', seq: i, timeMs: 1000 + i }, String.fromCharCode(97 + (i % 26)).repeat(4_000_000))]));
+    const reqs = Array.from({ length: n }, (_, i) =>
+      logsRequest([ccLogRecord('J-rot', { name: 'tool_result', seq: i, timeMs: 1000 + i }, String.fromCharCode(97 + (i % 26)).repeat(4_000_000))]),
+    );
     const lock = await crashWithJournal(root, 'J-rot', reqs);
     expect(segments(root).length).toBe(2);
     expect(segmentBase(segments(root)[1]!)).toBeGreaterThanOrEqual(SEGMENT_BYTES);
@@ -270,7 +283,9 @@ describe('the receiver journal', () => {
     try {
       const b = new OtlpReceiver(cfg, { storageRoot: root });
       await expect(b.start()).rejects.toThrow(AszError);
-      await expect(new OtlpReceiver(cfg, { storageRoot: root }).start()).rejects.toThrow(new RegExp(`journal .*_journal/claude_code_otlp is in use by another process .*names pid ${process.pid}`));
+      await expect(new OtlpReceiver(cfg, { storageRoot: root }).start()).rejects.toThrow(
+        new RegExp(`journal .*_journal/claude_code_otlp is in use by another process .*names pid ${process.pid}`),
+      );
       const c = new OtlpReceiver(cfg, { storageRoot: root, name: 'claude_code_otlp/second' });
       await c.start();
       expect(existsSync(join(root, '_journal', 'claude_code_otlp-second'))).toBe(true);
@@ -339,7 +354,13 @@ describe('the receiver journal', () => {
       mkdirSync(journalDir(root), { recursive: true });
       const req = ccLogsRequest('J-ahead', 0);
       writeFileSync(join(journalDir(root), segmentName(0)), entry(req));
-      writeFileSync(join(journalDir(root), 'landed.state'), formatKv([['schema', 1], ['landed_through', 100000]]));
+      writeFileSync(
+        join(journalDir(root), 'landed.state'),
+        formatKv([
+          ['schema', 1],
+          ['landed_through', 100000],
+        ]),
+      );
       const r = await start(root);
       try {
         expect(Number(parseKv(readFileSync(join(journalDir(root), 'landed.state'), 'utf8')).get('landed_through'))).toBeLessThanOrEqual(entry(req).length);

@@ -24,7 +24,6 @@ afterAll(() => {
   cleanupTemp();
 });
 
-
 const MAX = 64 * 1024;
 const SIGNALS: Signal[] = ['logs', 'metrics', 'traces'];
 
@@ -50,7 +49,10 @@ function rawTcp(address: string, bytes: Buffer): Promise<string> {
     s.on('data', (d) => (got += d.toString('latin1')));
     s.on('error', () => resolve(got));
     s.on('close', () => resolve(got));
-    setTimeout(() => { s.destroy(); resolve(got); }, 2000).unref();
+    setTimeout(() => {
+      s.destroy();
+      resolve(got);
+    }, 2000).unref();
   });
 }
 
@@ -61,7 +63,15 @@ function broken(r: () => number): { name: string; signal: Signal; body: Buffer |
   const valid: Record<Signal, Buffer> = {
     logs: ccLogsRequest('M-1'),
     metrics: ccMetricsRequest('M-1', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 }),
-    traces: Buffer.from(requestType('traces').encode(requestType('traces').fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'x', attributes: [{ key: 'session.id', value: { stringValue: 'M-1' } }] }] }] }] })).finish()),
+    traces: Buffer.from(
+      requestType('traces')
+        .encode(
+          requestType('traces').fromObject({
+            resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'x', attributes: [{ key: 'session.id', value: { stringValue: 'M-1' } }] }] }] }],
+          }),
+        )
+        .finish(),
+    ),
   };
   const randomBytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(r() * 256)));
   for (const signal of SIGNALS) {
@@ -75,9 +85,25 @@ function broken(r: () => number): { name: string; signal: Signal; body: Buffer |
     const json = protobufToOtlpJson(requestType(signal), valid[signal]);
     for (let i = 0; i < 15; i++) out.push({ name: 'truncated JSON', signal, body: json.slice(0, 1 + Math.floor(r() * (json.length - 2))), headers: js });
     const key = signal === 'logs' ? 'resourceLogs' : signal === 'metrics' ? 'resourceMetrics' : 'resourceSpans';
-    const inner = signal === 'logs' ? '{"scopeLogs":[{"logRecords":[{"traceId":"zz"}]}]}' : signal === 'metrics' ? '{"scopeMetrics":[{"metrics":[{"sum":{"dataPoints":[{"asInt":"1.5"}]}}]}]}' : '{"scopeSpans":[{"spans":[{"kind":"SIDEWAYS"}]}]}';
+    const inner =
+      signal === 'logs'
+        ? '{"scopeLogs":[{"logRecords":[{"traceId":"zz"}]}]}'
+        : signal === 'metrics'
+          ? '{"scopeMetrics":[{"metrics":[{"sum":{"dataPoints":[{"asInt":"1.5"}]}}]}]}'
+          : '{"scopeSpans":[{"spans":[{"kind":"SIDEWAYS"}]}]}';
     // (A key another signal uses is simply unknown here, and ignored as OTLP requires: not broken.)
-    for (const body of ['', 'null', '[]', '"a"', '12', `{"${key}":{}}`, `{"${key}":[1]}`, `{"${key}":[${inner}]}`, '['.repeat(60_000), '{"a":'.repeat(12_000)]) {
+    for (const body of [
+      '',
+      'null',
+      '[]',
+      '"a"',
+      '12',
+      `{"${key}":{}}`,
+      `{"${key}":[1]}`,
+      `{"${key}":[${inner}]}`,
+      '['.repeat(60_000),
+      '{"a":'.repeat(12_000),
+    ]) {
       out.push({ name: 'bad JSON', signal, body, headers: js });
     }
     for (const ct of ['text/plain', 'application/grpc', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'application/protobufjson']) {
@@ -108,9 +134,19 @@ describe('malformed input', () => {
     }
     expect(cases.length).toBeGreaterThan(300);
     expect(Object.fromEntries([...statuses].map(([k, v]) => [k, [...v].sort()]))).toEqual({
-      'random bytes': [400], 'truncated protobuf': [400], 'group wire type': [400], 'invalid UTF-8 in a string': [400], 'truncated JSON': [400],
-      'bad JSON': [400], 'wrong content type': [415], 'no content type': [415], oversize: [413], 'gzip bomb': [413], 'not gzip': [400],
-      'gzipped garbage': [400], 'unknown encoding': [415],
+      'random bytes': [400],
+      'truncated protobuf': [400],
+      'group wire type': [400],
+      'invalid UTF-8 in a string': [400],
+      'truncated JSON': [400],
+      'bad JSON': [400],
+      'wrong content type': [415],
+      'no content type': [415],
+      oversize: [413],
+      'gzip bomb': [413],
+      'not gzip': [400],
+      'gzipped garbage': [400],
+      'unknown encoding': [415],
     });
 
     // Not OTLP, not even HTTP: garbage on the sockets, an HTTP/2 preface then garbage, a wrong path and method.
@@ -118,14 +154,20 @@ describe('malformed input', () => {
     expect(await rawTcp(rx.addresses.http!, Buffer.from('GARBAGE / HTTP/9.9\r\n\r\n'))).toMatch(/^HTTP\/1\.1 400/);
     for (let i = 0; i < 20; i++) await rawTcp(rx.addresses.grpc!, Buffer.from(Array.from({ length: 200 }, () => Math.floor(r() * 256))));
     await rawTcp(rx.addresses.grpc!, Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.alloc(100, 0xff)]));
-    const get = await new Promise<number>((resolve) => request(`http://${rx.addresses.http}/v1/logs`, { method: 'PUT' }, (res) => { res.resume(); resolve(res.statusCode!); }).end('x'));
+    const get = await new Promise<number>((resolve) =>
+      request(`http://${rx.addresses.http}/v1/logs`, { method: 'PUT' }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      }).end('x'),
+    );
     expect(get).toBe(405);
 
     // gRPC: random and truncated messages, and messages past the limit and past twice the limit.
     const c = new RawGrpcClient(rx.addresses.grpc!);
     const codes = new Set<number>();
     for (const signal of SIGNALS) {
-      for (let i = 0; i < 30; i++) codes.add((await c.export(signal, Buffer.from(Array.from({ length: 64 + Math.floor(r() * 2000) }, () => Math.floor(r() * 256))))).code);
+      for (let i = 0; i < 30; i++)
+        codes.add((await c.export(signal, Buffer.from(Array.from({ length: 64 + Math.floor(r() * 2000) }, () => Math.floor(r() * 256))))).code);
       const v = signal === 'logs' ? ccLogsRequest('M-2') : ccMetricsRequest('M-2', { input: 1, output: 1, cacheRead: 1, cacheCreation: 1 });
       for (let i = 0; i < 10; i++) codes.add((await c.export(signal, v.subarray(0, 1 + Math.floor(r() * (v.length - 2))))).code);
       codes.add((await c.export(signal, Buffer.alloc(MAX + 10, 0x0a))).code);
@@ -159,7 +201,12 @@ describe('malformed input', () => {
     for (let i = 0; i < 30; i++) await rawTcp(at, Buffer.from(Array.from({ length: 1 + Math.floor(r() * 300) }, () => Math.floor(r() * 256))));
     await rawTcp(at, Buffer.from('PRI * HTTP/2.0\r\n')); // a preface cut short, then the client goes away
     await rawTcp(at, Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.alloc(50, 0)]));
-    expect(await rawTcp(at, Buffer.from('POST /v1/logs HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 3\r\nconnection: close\r\n\r\nabc'))).toMatch(/^HTTP\/1\.1 400/);
+    expect(
+      await rawTcp(
+        at,
+        Buffer.from('POST /v1/logs HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 3\r\nconnection: close\r\n\r\nabc'),
+      ),
+    ).toMatch(/^HTTP\/1\.1 400/);
     const c = new RawGrpcClient(at);
     expect((await c.export('logs', Buffer.from('garbage garbage garbage garbage garbage'))).code).toBe(grpc.status.INVALID_ARGUMENT);
     expect((await c.export('logs', ccLogsRequest('SH-1'))).code).toBe(grpc.status.OK);

@@ -14,7 +14,9 @@ function postLarge(address: string, bytes: number, declareLength: boolean): Prom
     const req = request({ host, port, path: '/v1/logs', method: 'POST', headers }, (r) => {
       let body = '';
       r.setEncoding('utf8');
-      r.on('data', (c: string) => { body += c; });
+      r.on('data', (c: string) => {
+        body += c;
+      });
       r.on('end', () => res({ status: r.statusCode ?? 0, body }));
     });
     req.on('error', (err) => res({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
@@ -24,7 +26,10 @@ function postLarge(address: string, bytes: number, declareLength: boolean): Prom
       while (left > 0) {
         const n = Math.min(left, chunk.length);
         left -= n;
-        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) { req.once('drain', pump); return; }
+        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
+          req.once('drain', pump);
+          return;
+        }
       }
       req.end();
     };
@@ -39,21 +44,27 @@ describe('a body over max_request_bytes is refused with an answer every client c
   test.each([
     ['its own HTTP port', { protocols: { http: { endpoint: '127.0.0.1:0' } } }],
     ['the one port shared with gRPC', { endpoint: '127.0.0.1:0' }],
-  ])('on %s, 20 MiB against the default 16 MiB limit, declared and chunked: 413 with the reason, never EPIPE or a reset', async (_where, cfg) => {
-    rx = new OtlpReceiver(validateOtlpReceiverConfig(cfg), { storageRoot: root });
-    await rx.start();
-    const a = rx.addresses();
-    const http = a.http ?? a.endpoint!;
-    for (const declared of [true, false]) {
-      const r = await postLarge(http, 20 * 1024 * 1024, declared);
-      expect(r).toEqual({ status: 413, body: expect.stringContaining('max_request_bytes') });
-    }
-    // The receiver still takes requests afterwards.
-    const small = await postLarge(http, 0, true);
-    expect(small).toEqual({ status: 200, body: '' });
-    await rx.shutdown();
-    rx = undefined;
-  }, 60_000);
+  ])(
+    'on %s, 20 MiB against the default 16 MiB limit, declared and chunked: 413 with the reason, never EPIPE or a reset',
+    async (_where, cfg) => {
+      rx = new OtlpReceiver(validateOtlpReceiverConfig(cfg), { storageRoot: root });
+      await rx.start();
+      const a = rx.addresses();
+      const http = a.http ?? a.endpoint!;
+      for (const declared of [true, false]) {
+        const r = await postLarge(http, 20 * 1024 * 1024, declared);
+        expect(r).toEqual({ status: 413, body: expect.stringContaining('max_request_bytes') });
+      }
+      // The receiver still takes requests afterwards.
+      const small = await postLarge(http, 0, true);
+      expect(small).toEqual({ status: 200, body: '' });
+      await rx.shutdown();
+      rx = undefined;
+    },
+    60_000,
+  );
 
-  afterAll(async () => { await rx?.shutdown(); });
+  afterAll(async () => {
+    await rx?.shutdown();
+  });
 });

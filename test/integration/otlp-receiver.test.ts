@@ -18,9 +18,7 @@ import { AszError } from '../../src/util/errors.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { eventually } from '../helpers/wait.js';
 import { landedFiles } from '../helpers/root.js';
-import {
-  RawGrpcClient, ccLogRecord, ccLogsRequest, ccMetricsRequest, httpPost, logsRequest, tokenSums,
-} from '../helpers/otlp.js';
+import { RawGrpcClient, ccLogRecord, ccLogsRequest, ccMetricsRequest, httpPost, logsRequest, tokenSums } from '../helpers/otlp.js';
 
 afterAll(cleanupTemp);
 
@@ -29,12 +27,19 @@ const JSON_CT = { 'content-type': 'application/json' };
 const tokens = { input: 100, output: 40, cacheRead: 300, cacheCreation: 20 };
 
 async function start(root: string, cfg: object = {}) {
-  const r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } }, ...cfg }), { storageRoot: root });
+  const r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } }, ...cfg }), {
+    storageRoot: root,
+  });
   await r.start();
   return { r, http: r.addresses().http!, grpc: r.addresses().grpc! };
 }
 
-const spoolFiles = (root: string) => (existsSync(join(root, '_metrics')) ? readdirSync(join(root, '_metrics')).filter((n) => /^metrics-.*-otlp\.pb$/.test(n)).sort() : []);
+const spoolFiles = (root: string) =>
+  existsSync(join(root, '_metrics'))
+    ? readdirSync(join(root, '_metrics'))
+        .filter((n) => /^metrics-.*-otlp\.pb$/.test(n))
+        .sort()
+    : [];
 const sdFiles = (root: string) => {
   const out: string[] = [];
   for (const s of existsSync(root) ? readdirSync(root) : []) {
@@ -56,7 +61,7 @@ describe('claude_code_otlp over HTTP', () => {
   const root = tempDir('aszcol-otlp-http-');
   let rx: Awaited<ReturnType<typeof start>>;
 
-  test('a logs request lands as one otlp_log file: header, one record per log record, provenance of each record\'s bytes', async () => {
+  test("a logs request lands as one otlp_log file: header, one record per log record, provenance of each record's bytes", async () => {
     rx = await start(root);
     const req = ccLogsRequest('S-http', 0);
     const res = await httpPost(rx.http, '/v1/logs', req, PB);
@@ -69,8 +74,14 @@ describe('claude_code_otlp over HTTP', () => {
     const f = files[0]!;
     expect(f.path).toMatch(/S-http\/otlp\/otlp_log-\d{8}T\d{6}\.\d{9}Z-000001\.sd$/);
     expect(f.header).toMatchObject({
-      seq: 1, kind: 'otlp_log', adapter: 'claude-code-otlp/0.1.0', dialect: 'claude-code/1', src: 'otlp/logs', session: 'S-http',
-      resource: { attributes: { 'service.name': 'claude-code', 'service.version': '2.1.328' } }, scope: { name: 'com.anthropic.claude_code.events', version: '2.1.328' },
+      seq: 1,
+      kind: 'otlp_log',
+      adapter: 'claude-code-otlp/0.1.0',
+      dialect: 'claude-code/1',
+      src: 'otlp/logs',
+      session: 'S-http',
+      resource: { attributes: { 'service.name': 'claude-code', 'service.version': '2.1.328' } },
+      scope: { name: 'com.anthropic.claude_code.events', version: '2.1.328' },
     });
     const bytes = recordBytes(req);
     let off = 0;
@@ -79,7 +90,13 @@ describe('claude_code_otlp over HTTP', () => {
       expect([r.off, r.bytes, r.sha]).toEqual([off, bytes[i]!.length, sha12(bytes[i]!)]);
       off += bytes[i]!.length + 1;
     }
-    expect(f.records.map((r) => r.parts[0]!.name)).toEqual(['claude_code.user_prompt', 'claude_code.api_request', 'claude_code.tool_result', 'claude_code.tool_result', 'claude_code.api_request']);
+    expect(f.records.map((r) => r.parts[0]!.name)).toEqual([
+      'claude_code.user_prompt',
+      'claude_code.api_request',
+      'claude_code.tool_result',
+      'claude_code.tool_result',
+      'claude_code.api_request',
+    ]);
     expect(f.records.map((r) => r.tool)).toEqual([undefined, undefined, 'toolu_a_0', 'toolu_a_1', undefined]);
     expect(rx.r.stats().accepted.log_records).toBe(5);
   });
@@ -133,9 +150,28 @@ describe('claude_code_otlp over HTTP', () => {
 
   test('traces land as otlp_span', async () => {
     const T = requestType('traces');
-    const body = Buffer.from(T.encode(T.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [
-      { traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2), name: 'claude_code.interaction', attributes: [{ key: 'session.id', value: { stringValue: 'S-span' } }] },
-    ] }] }] })).finish());
+    const body = Buffer.from(
+      T.encode(
+        T.fromObject({
+          resourceSpans: [
+            {
+              scopeSpans: [
+                {
+                  spans: [
+                    {
+                      traceId: Buffer.alloc(16, 1),
+                      spanId: Buffer.alloc(8, 2),
+                      name: 'claude_code.interaction',
+                      attributes: [{ key: 'session.id', value: { stringValue: 'S-span' } }],
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      ).finish(),
+    );
     expect((await httpPost(rx.http, '/v1/traces', body, PB)).status).toBe(200);
     await rx.r.landed(10_000);
     const f = landedFiles(root, 'S-span');
@@ -154,13 +190,22 @@ describe('claude_code_otlp over HTTP', () => {
     ]);
     const res = await httpPost(rx.http, '/v1/logs', req, PB);
     expect(res.status).toBe(200);
-    const body = responseType('logs').toObject(responseType('logs').decode(res.body), { longs: Number }) as { partialSuccess: { rejectedLogRecords: number; errorMessage: string } };
+    const body = responseType('logs').toObject(responseType('logs').decode(res.body), { longs: Number }) as {
+      partialSuccess: { rejectedLogRecords: number; errorMessage: string };
+    };
     expect(body.partialSuccess.rejectedLogRecords).toBe(2);
-    expect(body.partialSuccess.errorMessage).toMatch(/1 log records carry no session.id.*1 log records carry a session.id that cannot name a directory \("\.\.\/escape"\)/);
+    expect(body.partialSuccess.errorMessage).toMatch(
+      /1 log records carry no session.id.*1 log records carry a session.id that cannot name a directory \("\.\.\/escape"\)/,
+    );
     await rx.r.landed(10_000);
     expect(landedFiles(root, 'S-part')[0]!.records).toHaveLength(2);
     expect(existsSync(join(root, '..', 'escape'))).toBe(false);
-    const json = await httpPost(rx.http, '/v1/logs', protobufToOtlpJson(requestType('logs'), logsRequest([ccLogRecord(undefined, { name: 'x', seq: 0, timeMs: 5 })])), JSON_CT);
+    const json = await httpPost(
+      rx.http,
+      '/v1/logs',
+      protobufToOtlpJson(requestType('logs'), logsRequest([ccLogRecord(undefined, { name: 'x', seq: 0, timeMs: 5 })])),
+      JSON_CT,
+    );
     expect(JSON.parse(json.body.toString())).toEqual({ partialSuccess: { rejectedLogRecords: '1', errorMessage: expect.stringMatching(/no session.id/) } });
     expect(rx.r.stats().refused_items).toEqual({ no_session_id: 2, bad_session_id: 1 });
   });
@@ -173,17 +218,31 @@ describe('claude_code_otlp over HTTP', () => {
     };
     expect(await statusText('/v1/profiles', 'x', PB)).toEqual([404, expect.stringMatching(/no OTLP endpoint at \/v1\/profiles/)]);
     const media = await statusText('/v1/logs', 'x', { 'content-type': 'text/plain' });
-    expect([media[0], JSON.parse(media[1]).message]).toEqual([415, 'Content-Type "text/plain" is not supported; use application/x-protobuf or application/json']);
+    expect([media[0], JSON.parse(media[1]).message]).toEqual([
+      415,
+      'Content-Type "text/plain" is not supported; use application/x-protobuf or application/json',
+    ]);
     const enc = await statusText('/v1/logs', 'x', { ...PB, 'content-encoding': 'br' });
-    expect([enc[0], otlpTypes().Status.decode(Buffer.from(enc[1], 'latin1')).toJSON().message]).toEqual([415, expect.stringMatching(/^Content-Encoding "br" is not supported/)]);
+    expect([enc[0], otlpTypes().Status.decode(Buffer.from(enc[1], 'latin1')).toJSON().message]).toEqual([
+      415,
+      expect.stringMatching(/^Content-Encoding "br" is not supported/),
+    ]);
     expect((await statusText('/v1/logs', 'not gzip', { ...PB, 'content-encoding': 'gzip' }))[0]).toBe(400);
     const bad = await httpPost(rx.http, '/v1/logs', Buffer.from([0x0a, 0x05, 0x01]), PB);
     expect(bad.status).toBe(400);
     const status = otlpTypes().Status.toObject(otlpTypes().Status.decode(bad.body)) as { code: number; message: string };
     expect(status).toEqual({ code: 3, message: 'not an OTLP logs request: resourceLogs: length 5 runs past the end of the message (1 bytes left)' });
     const bj = await httpPost(rx.http, '/v1/metrics', '{"resourceMetrics": 5}', JSON_CT);
-    expect([bj.status, JSON.parse(bj.body.toString())]).toEqual([400, { code: 3, message: 'not an OTLP metrics request: resourceMetrics: expected an array, got number 5' }]);
-    const get = await new Promise<number>((resolve) => request(`http://${rx.http}/v1/logs`, (res) => { res.resume(); resolve(res.statusCode!); }).end());
+    expect([bj.status, JSON.parse(bj.body.toString())]).toEqual([
+      400,
+      { code: 3, message: 'not an OTLP metrics request: resourceMetrics: expected an array, got number 5' },
+    ]);
+    const get = await new Promise<number>((resolve) =>
+      request(`http://${rx.http}/v1/logs`, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      }).end(),
+    );
     expect(get).toBe(405);
     await rx.r.landed(10_000);
     expect(sdFiles(root).length).toBe(before.sd);
@@ -197,7 +256,10 @@ describe('claude_code_otlp over HTTP', () => {
     const r1 = await httpPost(small.http, '/v1/logs', big, PB, false);
     expect([r1.status, r1.headers.connection]).toEqual([413, 'close']);
     const chunked = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: Number(small.http.split(':')[1]), path: '/v1/logs', method: 'POST', headers: PB }, (res) => { res.resume(); resolve(res.statusCode!); });
+      const req = request({ host: '127.0.0.1', port: Number(small.http.split(':')[1]), path: '/v1/logs', method: 'POST', headers: PB }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
       req.on('error', reject);
       for (let i = 0; i < 10; i++) req.write(Buffer.alloc(16_384, 0x42));
       req.end();
@@ -259,10 +321,15 @@ describe('limits, locks and lifecycle', () => {
       expect(otlpTypes().Status.decode(full.body).toJSON().message).toMatch(/at its limit of 3072 \(max_spool_bytes\)/);
       const g = await c.export('metrics', m(3));
       expect(g.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-      const detail = otlpTypes().Status.decode(g.metadata!.get('grpc-status-details-bin')[0] as Buffer) as unknown as { code: number; details: { type_url: string; value: Uint8Array }[] };
+      const detail = otlpTypes().Status.decode(g.metadata!.get('grpc-status-details-bin')[0] as Buffer) as unknown as {
+        code: number;
+        details: { type_url: string; value: Uint8Array }[];
+      };
       expect(detail.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
       expect(detail.details[0]!.type_url).toBe('type.googleapis.com/google.rpc.RetryInfo');
-      expect(otlpTypes().RetryInfo.toObject(otlpTypes().RetryInfo.decode(detail.details[0]!.value), { longs: Number })).toEqual({ retryDelay: { seconds: 30 } });
+      expect(otlpTypes().RetryInfo.toObject(otlpTypes().RetryInfo.decode(detail.details[0]!.value), { longs: Number })).toEqual({
+        retryDelay: { seconds: 30 },
+      });
       await rx.r.landed(10_000);
       expect(spoolFiles(root)).toHaveLength(1);
       expect(rx.r.stats().refused_requests.spool_full).toBe(2);
@@ -278,7 +345,8 @@ describe('limits, locks and lifecycle', () => {
     const root = tempDir('aszcol-otlp-lock-');
     const logs: string[] = [];
     const r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { http: { endpoint: '127.0.0.1:0' } }, lock_wait: '300ms' }), {
-      storageRoot: root, log: (level, msg) => logs.push(`${level} ${msg}`),
+      storageRoot: root,
+      log: (level, msg) => logs.push(`${level} ${msg}`),
     });
     await r.start();
     const lock = new FileLock(sessionLockPath(root, 'S-locked'));
@@ -290,7 +358,9 @@ describe('limits, locks and lifecycle', () => {
       expect(sdFiles(root)).toHaveLength(0);
       expect(r.stats()).toMatchObject({ waiting_sessions: 1, accepted: { log_records: 5 } });
       expect(r.stats().journal_bytes).toBeGreaterThan(req.length);
-      expect(await eventually(() => logs.some((l) => /^warn session S-locked is locked by another collector .*its 5 records wait in the journal/.test(l)))).toBe(true);
+      expect(
+        await eventually(() => logs.some((l) => /^warn session S-locked is locked by another collector .*its 5 records wait in the journal/.test(l))),
+      ).toBe(true);
       lock.release();
       expect(await r.landed(10_000)).toBe(true);
       expect(landedFiles(root, 'S-locked')[0]!.records).toHaveLength(5);
@@ -314,7 +384,10 @@ describe('limits, locks and lifecycle', () => {
       ]);
       expect((await httpPost(rx.http, '/v1/logs', req, PB)).status).toBe(200);
       // A second request for both while S-B waits: S-B's records stay in order behind the first ones.
-      const req2 = logsRequest([ccLogRecord('S-B', { name: 'user_prompt', seq: 1, timeMs: 4 }), ccLogRecord('S-A', { name: 'user_prompt', seq: 2, timeMs: 5 })]);
+      const req2 = logsRequest([
+        ccLogRecord('S-B', { name: 'user_prompt', seq: 1, timeMs: 4 }),
+        ccLogRecord('S-A', { name: 'user_prompt', seq: 2, timeMs: 5 }),
+      ]);
       expect((await httpPost(rx.http, '/v1/logs', req2, PB)).status).toBe(200);
       for (let i = 0; i < 100 && landedFiles(root, 'S-A').flatMap((f) => f.records).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
       expect(landedFiles(root, 'S-A').flatMap((f) => f.records.map((x) => x.ord))).toEqual([1, 2, 3]);
@@ -358,8 +431,20 @@ describe('limits, locks and lifecycle', () => {
   test('a restart continues every stream and counter; sequences stay above what the local receiver landed', async () => {
     const root = tempDir('aszcol-otlp-restart-');
     // The local receiver has landed a transcript file with sequence 7 in this session.
-    const target = { dir: join(root, 'S-both', 'streams', 'main'), prefix: 'transcript', stamp: '20261130T051412.000000000Z', at: '2026-11-30T05:14:12Z',
-      header: { kind: 'transcript' as const, adapter: 'claude-code-local/0.1.0', dialect: 'claude-code/1', src: 'p/S-both.jsonl', session: 'S-both', stream: 'main' } };
+    const target = {
+      dir: join(root, 'S-both', 'streams', 'main'),
+      prefix: 'transcript',
+      stamp: '20261130T051412.000000000Z',
+      at: '2026-11-30T05:14:12Z',
+      header: {
+        kind: 'transcript' as const,
+        adapter: 'claude-code-local/0.1.0',
+        dialect: 'claude-code/1',
+        src: 'p/S-both.jsonl',
+        session: 'S-both',
+        stream: 'main',
+      },
+    };
     landLines(target, 7, [{ line: Buffer.from('{"type":"user"}'), off: 0, ord: 1 }], () => ({ from: 'external', parts: [] }));
     let rx = await start(root);
     expect((await httpPost(rx.http, '/v1/logs', ccLogsRequest('S-both', 0), PB)).status).toBe(200);
@@ -374,7 +459,11 @@ describe('limits, locks and lifecycle', () => {
     expect((await httpPost(rx.http, '/v1/metrics', ccMetricsRequest('S-both', tokens, 2), PB)).status).toBe(200);
     await rx.r.shutdown();
     const files = landedFiles(root, 'S-both');
-    expect(files.map((f) => [f.header.kind, f.seq])).toEqual([['transcript', 7], ['otlp_log', 8], ['otlp_log', 9]]);
+    expect(files.map((f) => [f.header.kind, f.seq])).toEqual([
+      ['transcript', 7],
+      ['otlp_log', 8],
+      ['otlp_log', 9],
+    ]);
     expect(files[2]!.records.map((r) => r.ord)).toEqual([6, 7, 8, 9, 10]);
     expect(spoolFiles(root).map((n) => n.split('-')[2])).toEqual(['000001', '000002']);
     expect(verifyRoot(root).problems).toEqual([]);
@@ -399,10 +488,14 @@ describe('limits, locks and lifecycle', () => {
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
     const port = (blocker.address() as { port: number }).port;
-    const r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: `127.0.0.1:${port}` } } }), { storageRoot: tempDir('aszcol-otlp-port-') });
+    const r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: `127.0.0.1:${port}` } } }), {
+      storageRoot: tempDir('aszcol-otlp-port-'),
+    });
     await expect(r.start()).rejects.toThrow(AszError);
     await expect(r.start()).rejects.toThrow(/cannot start a receiver that is stopped/);
-    const again = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { http: { endpoint: `127.0.0.1:${port}` } } }), { storageRoot: tempDir('aszcol-otlp-port-') });
+    const again = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { http: { endpoint: `127.0.0.1:${port}` } } }), {
+      storageRoot: tempDir('aszcol-otlp-port-'),
+    });
     await expect(again.start()).rejects.toThrow(`receivers.claude_code_otlp.protocols.http.endpoint: cannot listen on 127.0.0.1:${port}`);
     blocker.close();
   });

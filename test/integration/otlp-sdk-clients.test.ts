@@ -32,7 +32,8 @@ async function emitLogs(exporter: LogRecordExporter, session: string, n: number)
   const logger = provider.getLogger('com.anthropic.claude_code.events', '2.1.328');
   for (let i = 0; i < n; i++) {
     logger.emit({
-      body: 'claude_code.tool_result', timestamp: Date.UTC(2026, 10, 30, 5, 14, 12, i),
+      body: 'claude_code.tool_result',
+      timestamp: Date.UTC(2026, 10, 30, 5, 14, 12, i),
       attributes: { 'session.id': session, 'event.name': 'tool_result', 'event.sequence': i, tool_use_id: `toolu_${i}`, success: 'true', duration_ms: 10 + i },
     });
   }
@@ -49,7 +50,11 @@ async function emitTokens(exporter: PushMetricExporter, session: string, counts:
   await provider.shutdown();
 }
 
-const spool = (root: string) => readdirSync(join(root, '_metrics')).filter((n) => n.endsWith('-otlp.pb')).sort().map((n) => readFileSync(join(root, '_metrics', n)));
+const spool = (root: string) =>
+  readdirSync(join(root, '_metrics'))
+    .filter((n) => n.endsWith('-otlp.pb'))
+    .sort()
+    .map((n) => readFileSync(join(root, '_metrics', n)));
 
 describe('the OpenTelemetry JS SDK exporters as clients', () => {
   const root = tempDir('aszcol-otlp-sdk-');
@@ -58,7 +63,9 @@ describe('the OpenTelemetry JS SDK exporters as clients', () => {
   let grpcAt = '';
 
   test('logs over OTLP/HTTP JSON, OTLP/HTTP protobuf and OTLP/gRPC land, every record once', async () => {
-    r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } } }), { storageRoot: root });
+    r = new OtlpReceiver(validateOtlpReceiverConfig({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } } }), {
+      storageRoot: root,
+    });
     await r.start();
     ({ http, grpc: grpcAt } = r.addresses() as { http: string; grpc: string });
     await emitLogs(new LogsJson({ url: `http://${http}/v1/logs` }), 'sdk-json', 7);
@@ -70,7 +77,11 @@ describe('the OpenTelemetry JS SDK exporters as clients', () => {
       expect(recs.map((x) => x.ord)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(recs.map((x) => x.tool)).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `toolu_${i}`));
       expect(recs.map((x) => x.time)).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => (i ? `2026-11-30T05:14:12.00${i}Z` : '2026-11-30T05:14:12Z')));
-      expect((recs[3]!.parts[0]!.data as { attributes: Record<string, unknown> }).attributes).toMatchObject({ 'session.id': s, 'event.sequence': 3, duration_ms: 13 });
+      expect((recs[3]!.parts[0]!.data as { attributes: Record<string, unknown> }).attributes).toMatchObject({
+        'session.id': s,
+        'event.sequence': 3,
+        duration_ms: 13,
+      });
       expect(landedFiles(root, s)[0]!.header.resource).toEqual({ attributes: expect.objectContaining({ 'service.name': 'claude-code' }) });
     }
     expect(r.stats().accepted.log_records).toBe(21);

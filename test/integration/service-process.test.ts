@@ -37,7 +37,9 @@ receivers:
 
 function setup(extra = '', local = '') {
   const { base, root, src, config, head } = configBase('200ms');
-  writeFileSync(config, `${head}${local}extensions:
+  writeFileSync(
+    config,
+    `${head}${local}extensions:
   health_check:
     endpoint: 127.0.0.1:0
 service:
@@ -50,7 +52,8 @@ service:
       address: 127.0.0.1:0
     logs:
       level: info
-${extra}`);
+${extra}`,
+  );
   return { base, root, src, config };
 }
 
@@ -77,7 +80,10 @@ describe('aszcol as a service process', () => {
 
     // A line appended while it runs lands on a later pass.
     writeLines(join(src, '-w', `${sid(1)}.jsonl`), [rec.user(sid(1), 'three')], { append: true });
-    await svc.waitFor((r) => r.msg === 'pass finished' && (r.counts as Record<string, Record<string, number>>)['receivers/claude_code_local']!.landed_records === 1, 10_000);
+    await svc.waitFor(
+      (r) => r.msg === 'pass finished' && (r.counts as Record<string, Record<string, number>>)['receivers/claude_code_local']!.landed_records === 1,
+      10_000,
+    );
 
     const t0 = Date.now();
     svc.child.kill('SIGTERM');
@@ -89,7 +95,8 @@ describe('aszcol as a service process', () => {
     expect(locksUnder(root)).toEqual([]);
     expect(recordsOf(landedFiles(root, sid(1)))).toHaveLength(3);
     // Every log line is one JSON object with a time stamp and a level.
-    for (const l of svc.logs) expect(l).toMatchObject({ ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: expect.stringMatching(/^(debug|info|warn|error)$/) });
+    for (const l of svc.logs)
+      expect(l).toMatchObject({ ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: expect.stringMatching(/^(debug|info|warn|error)$/) });
     expect(svc.plain).toEqual([]);
   });
 
@@ -98,7 +105,10 @@ describe('aszcol as a service process', () => {
     const N = 40;
     const line = 'x'.repeat(1500);
     for (let i = 0; i < N; i++) {
-      writeLines(join(src, '-big', `${sid(100 + i)}.jsonl`), Array.from({ length: 1000 }, (_, j) => rec.user(sid(100 + i), `${i}/${j} ${line}`)));
+      writeLines(
+        join(src, '-big', `${sid(100 + i)}.jsonl`),
+        Array.from({ length: 1000 }, (_, j) => rec.user(sid(100 + i), `${i}/${j} ${line}`)),
+      );
     }
     const svc = startService(['--config', config]);
     await svc.addresses(); // the first pass starts right after this line
@@ -143,7 +153,9 @@ describe('aszcol as a service process', () => {
       if (!svc.logs.length) throw new Error(JSON.stringify({ code, plain: svc.plain, out: svc.stdout() }));
       expect(code).toBe(1);
       const err = svc.logs.find((l) => l.msg === 'service could not start');
-      expect(err?.error).toBe(`extensions/health_check failed to start: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
+      expect(err?.error).toBe(
+        `extensions/health_check failed to start: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+      );
     } finally {
       blocker.close();
     }
@@ -154,7 +166,9 @@ describe('aszcol as a service process', () => {
     const svc = startService(['--config', config]);
     const { code } = await svc.exited;
     expect(code).toBe(2);
-    expect(svc.plain).toContain('aszcol: configuration error: service.pipeline_timeout: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout, final_pass');
+    expect(svc.plain).toContain(
+      'aszcol: configuration error: service.pipeline_timeout: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout, final_pass',
+    );
     expect(svc.logs).toEqual([]);
   });
 });
@@ -171,7 +185,9 @@ describe('the final pass on SIGTERM', () => {
   function finalSetup(opts: { service?: string; exporter?: boolean } = {}) {
     const { root, src, config, head } = configBase('1h');
     const exporter = opts.exporter !== false;
-    writeFileSync(config, `${head}processors:
+    writeFileSync(
+      config,
+      `${head}processors:
   assembler:
 ${exporter ? `exporters:\n  otlp/sink:\n    endpoint: ${sink.grpcAddress}\n` : ''}service:
   pipelines:
@@ -181,7 +197,8 @@ ${exporter ? `exporters:\n  otlp/sink:\n    endpoint: ${sink.grpcAddress}\n` : '
 ${exporter ? '      exporters: [otlp/sink]\n' : ''}  telemetry:
     metrics:
       address: ""
-${opts.service ?? ''}`);
+${opts.service ?? ''}`,
+    );
     return { root, src, config };
   }
 
@@ -195,7 +212,12 @@ ${opts.service ?? ''}`);
 
   /** The sink's accepted log records for a session, by format (sd: landed files, sf: rounds). */
   const sentFor = (session: string, since = 0) =>
-    sink.logRecords().slice(since).map((r) => attrs(r.record.attributes)).filter((a) => a['asz.session'] === session).map((a) => a['asz.format']);
+    sink
+      .logRecords()
+      .slice(since)
+      .map((r) => attrs(r.record.attributes))
+      .filter((a) => a['asz.session'] === session)
+      .map((a) => a['asz.format']);
 
   test('what was written after the last pass is landed, parsed and sent before exit 0', async () => {
     const { root, src, config } = finalSetup({ service: '  shutdown_timeout: 10s\n' });
@@ -244,7 +266,9 @@ ${opts.service ?? ''}`);
     expect(at - t0).toBeGreaterThanOrEqual(2000);
     expect(at - t0).toBeLessThan(3500);
     expect(svc.logs.find((l) => l.msg.startsWith('final pass cut short'))).toMatchObject({
-      level: 'warn', component: 'service', pass: 2,
+      level: 'warn',
+      component: 'service',
+      pass: 2,
       msg: 'final pass cut short by service.shutdown_timeout; what was not landed or sent stays on disk for the next start',
     });
     expect(locksUnder(root)).toEqual([]);
@@ -270,7 +294,8 @@ ${opts.service ?? ''}`);
     expect((await svc.exited).code).toBe(0);
     expect(svc.logs.some((l) => l.final === true)).toBe(false);
     expect(svc.logs.find((l) => l.msg.startsWith('final pass'))).toMatchObject({
-      level: 'info', msg: 'final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start',
+      level: 'info',
+      msg: 'final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start',
     });
     expect(landedFiles(root, session)).toEqual([]);
 
@@ -287,8 +312,12 @@ async function busyPorts(ports: number[]): Promise<number[]> {
   const busy: number[] = [];
   for (const port of ports) {
     const srv = createServer();
-    const ok = await new Promise<boolean>((r) => { srv.once('error', () => r(false)); srv.listen(port, '127.0.0.1', () => r(true)); });
-    if (ok) await new Promise((r) => srv.close(r)); else busy.push(port);
+    const ok = await new Promise<boolean>((r) => {
+      srv.once('error', () => r(false));
+      srv.listen(port, '127.0.0.1', () => r(true));
+    });
+    if (ok) await new Promise((r) => srv.close(r));
+    else busy.push(port);
   }
   return busy;
 }
@@ -321,8 +350,12 @@ describe('the OTLP receiver inside the service', () => {
   const otlpAvailable = REGISTRY.find((t) => t.type === 'claude_code_otlp')!.factory !== undefined;
   (otlpAvailable ? test : test.skip)('lands what Claude Code would send, counts accepted and refused in /metrics, drains', async () => {
     const { root, config } = setup('', '');
-    const text = (await import('node:fs')).readFileSync(config, 'utf8')
-      .replace('    interval: 200ms\n', '    interval: 200ms\n  claude_code_otlp:\n    protocols:\n      grpc: { endpoint: "127.0.0.1:0" }\n      http: { endpoint: "127.0.0.1:0" }\n')
+    const text = (await import('node:fs'))
+      .readFileSync(config, 'utf8')
+      .replace(
+        '    interval: 200ms\n',
+        '    interval: 200ms\n  claude_code_otlp:\n    protocols:\n      grpc: { endpoint: "127.0.0.1:0" }\n      http: { endpoint: "127.0.0.1:0" }\n',
+      )
       .replace('receivers: [claude_code_local]', 'receivers: [claude_code_local, claude_code_otlp]');
     writeFileSync(config, text);
     const svc = startService(['--config', config]);
@@ -330,20 +363,42 @@ describe('the OTLP receiver inside the service', () => {
     expect(a['receivers/claude_code_otlp.grpc']).toMatch(/^127\.0\.0\.1:\d+$/);
     const http = a['receivers/claude_code_otlp.http']!;
     const body = {
-      resourceLogs: [{
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
-        scopeLogs: [{
-          scope: { name: 'com.anthropic.claude_code.events' },
-          logRecords: [
-            { timeUnixNano: '1764480000000000000', body: { stringValue: 'claude_code.tool_result' }, attributes: [{ key: 'session.id', value: { stringValue: sid(7) } }, { key: 'tool_use_id', value: { stringValue: 'toolu_01' } }] },
-            { timeUnixNano: '1764480000000000001', body: { stringValue: 'claude_code.api_request' }, attributes: [{ key: 'session.id', value: { stringValue: sid(7) } }, { key: 'request_id', value: { stringValue: 'req_01' } }] },
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
+          scopeLogs: [
+            {
+              scope: { name: 'com.anthropic.claude_code.events' },
+              logRecords: [
+                {
+                  timeUnixNano: '1764480000000000000',
+                  body: { stringValue: 'claude_code.tool_result' },
+                  attributes: [
+                    { key: 'session.id', value: { stringValue: sid(7) } },
+                    { key: 'tool_use_id', value: { stringValue: 'toolu_01' } },
+                  ],
+                },
+                {
+                  timeUnixNano: '1764480000000000001',
+                  body: { stringValue: 'claude_code.api_request' },
+                  attributes: [
+                    { key: 'session.id', value: { stringValue: sid(7) } },
+                    { key: 'request_id', value: { stringValue: 'req_01' } },
+                  ],
+                },
+              ],
+            },
           ],
-        }],
-      }],
+        },
+      ],
     };
     const ok = await fetch(`http://${http}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(ok.status).toBe(200);
-    const bad = await fetch(`http://${http}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: new Uint8Array([0xff, 0xff, 0xff, 0xff]) });
+    const bad = await fetch(`http://${http}/v1/logs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf' },
+      body: new Uint8Array([0xff, 0xff, 0xff, 0xff]),
+    });
     expect(bad.status).toBe(400);
     // The counters reach /metrics at the next pass.
     let metrics = '';
@@ -378,7 +433,12 @@ describe('aszcol validate', () => {
     expect(r.stdout).toMatch(/^pipeline sessions: receivers claude_code_local; processors -; exporters -$/m);
     const j = await runCli(['validate', '--config', config, '--json']);
     if (!j.stdout) throw new Error(JSON.stringify(j));
-    expect(JSON.parse(j.stdout)).toMatchObject({ valid: true, extensions: ['health_check'], pipelines: { sessions: { receivers: ['claude_code_local'] } }, shutdown_timeout_ms: 30_000 });
+    expect(JSON.parse(j.stdout)).toMatchObject({
+      valid: true,
+      extensions: ['health_check'],
+      pipelines: { sessions: { receivers: ['claude_code_local'] } },
+      shutdown_timeout_ms: 30_000,
+    });
   });
 
   test('the embedded default is valid', async () => {
@@ -391,7 +451,9 @@ describe('aszcol validate', () => {
     const { base } = setup();
     const bad = join(base, 'bad.yaml');
     const otlp = REGISTRY.find((t) => t.type === 'otlp')!.factory !== undefined;
-    writeFileSync(bad, `receivers:
+    writeFileSync(
+      bad,
+      `receivers:
   claude_code_local:
     interval: 5 minutes
     max_delta_byte: 2MiB
@@ -405,22 +467,31 @@ service:
   pipelines:
     sessions: { receivers: [claude_code_local], exporters: [otlp/oap] }
     logs: { receivers: [claude_code_local] }
-`);
+`,
+    );
     let r = await runCli(['validate', '--config', bad]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     // The environment is expanded first, so this error comes alone, at the value's path.
-    expect(r.stderr.trim()).toBe('aszcol: configuration error: exporters.otlp/oap.endpoint: environment variable ASZCOL_TEST_NO_SUCH_VAR is not set and no default is given (write ${env:ASZCOL_TEST_NO_SUCH_VAR:-default})');
+    expect(r.stderr.trim()).toBe(
+      'aszcol: configuration error: exporters.otlp/oap.endpoint: environment variable ASZCOL_TEST_NO_SUCH_VAR is not set and no default is given (write ${env:ASZCOL_TEST_NO_SUCH_VAR:-default})',
+    );
 
     r = await runCli(['validate', '--config', bad], { env: { ASZCOL_TEST_NO_SUCH_VAR: 'oap:11800' } });
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
-    expect(lines).toEqual(expect.arrayContaining([
-      'aszcol: configuration error: receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers',
-      'aszcol: configuration error: extensions.health_check.endpoint: port 70000 is out of range 0-65535',
-      'aszcol: configuration error: service.pipelines.logs: unknown pipeline type; a pipeline is named by its type, optionally with /name: sessions, metrics (such as metrics/oap)',
-    ]));
-    if (!otlp) expect(lines).toContain('aszcol: configuration error: exporters.otlp/oap: the otlp exporter is not available in this build; available exporters: ' + (REGISTRY.find((t) => t.type === 'prometheus')!.factory ? 'prometheus' : '(none)'));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'aszcol: configuration error: receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers',
+        'aszcol: configuration error: extensions.health_check.endpoint: port 70000 is out of range 0-65535',
+        'aszcol: configuration error: service.pipelines.logs: unknown pipeline type; a pipeline is named by its type, optionally with /name: sessions, metrics (such as metrics/oap)',
+      ]),
+    );
+    if (!otlp)
+      expect(lines).toContain(
+        'aszcol: configuration error: exporters.otlp/oap: the otlp exporter is not available in this build; available exporters: ' +
+          (REGISTRY.find((t) => t.type === 'prometheus')!.factory ? 'prometheus' : '(none)'),
+      );
     // The same file refused by the service and by a one-shot command, with the same lines.
     const svc = await runCli(['--config', bad], { env: { ASZCOL_TEST_NO_SUCH_VAR: 'oap:11800' } });
     expect(svc.code).toBe(2);

@@ -16,14 +16,27 @@ import type { Bench } from '../helpers/collect.js';
 
 afterAll(cleanupTemp);
 
-const flat = (doc: ViewDocument) => { const o: ViewNode[] = []; const w = (n: ViewNode) => { o.push(n); (n.children ?? []).forEach(w); }; doc.talks.forEach(w); doc.loose.forEach(w); return o; };
+const flat = (doc: ViewDocument) => {
+  const o: ViewNode[] = [];
+  const w = (n: ViewNode) => {
+    o.push(n);
+    (n.children ?? []).forEach(w);
+  };
+  doc.talks.forEach(w);
+  doc.loose.forEach(w);
+  return o;
+};
 const noZeros = (u: Record<string, number>) => Object.fromEntries(Object.entries(u).filter(([, v]) => v !== 0));
 
 async function get<T = unknown>(url: string, init?: RequestInit): Promise<{ status: number; body: T; headers: Headers; text: string }> {
   const res = await fetch(url, init);
   const text = await res.text();
   let body: unknown = text;
-  try { body = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, body: body as T, headers: res.headers, text };
 }
 
@@ -37,7 +50,8 @@ describe('the view API on real Claude Code sessions', () => {
   const home = join(base, 'home');
   const root = join(base, 'data');
   const logs = { parallel: join(base, 'parallel.jsonl'), delegate: join(base, 'delegate.jsonl') };
-  let parallel = '', delegate = '';
+  let parallel = '',
+    delegate = '';
   let requests: Record<'parallel' | 'delegate', LoggedRequest[]>;
   let ext: ViewExtension;
   let url = '';
@@ -63,10 +77,14 @@ describe('the view API on real Claude Code sessions', () => {
     }
   }, 240_000);
 
-  afterAll(async () => { await ext?.shutdown(); });
+  afterAll(async () => {
+    await ext?.shutdown();
+  });
 
   test('status and the list: one row per conversation, its counts from the head round, and what the API log says', async () => {
-    const status = await get<{ mode: string; conversations: number; generation: number; heads: Record<string, string>; last_refresh: string }>(`${url}/api/status`);
+    const status = await get<{ mode: string; conversations: number; generation: number; heads: Record<string, string>; last_refresh: string }>(
+      `${url}/api/status`,
+    );
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ mode: 'view', conversations: 3 });
     expect(Object.keys(status.body.heads).sort()).toEqual([parallel, delegate, FIXTURE].sort());
@@ -74,12 +92,21 @@ describe('the view API on real Claude Code sessions', () => {
     const list = await get<{ conversations: ConversationRow[]; hint?: string }>(`${url}/api/conversations`);
     expect(list.body.hint).toBeUndefined();
     const row = (id: string) => list.body.conversations.find((r) => r.id === id)!;
-    for (const [name, id] of [['parallel', parallel], ['delegate', delegate]] as const) {
+    for (const [name, id] of [
+      ['parallel', parallel],
+      ['delegate', delegate],
+    ] as const) {
       const log = requests[name];
       expect(row(id)).toMatchObject({
-        rounds: 1, talks: docs[id]!.summary.talks, steps: docs[id]!.summary.steps, unresolved: 0,
-        llm_calls: log.length, bash_runs: log.flatMap((r) => r.tools).filter((t) => t.name === 'Bash').length,
-        subagents: name === 'delegate' ? 1 : 0, from: docs[id]!.summary.from, to: docs[id]!.summary.to,
+        rounds: 1,
+        talks: docs[id]!.summary.talks,
+        steps: docs[id]!.summary.steps,
+        unresolved: 0,
+        llm_calls: log.length,
+        bash_runs: log.flatMap((r) => r.tools).filter((t) => t.name === 'Bash').length,
+        subagents: name === 'delegate' ? 1 : 0,
+        from: docs[id]!.summary.from,
+        to: docs[id]!.summary.to,
       });
     }
     expect(row(FIXTURE)).toMatchObject({ title: 'Build and check the tests', unresolved: 2, subagents: 2 });
@@ -87,7 +114,10 @@ describe('the view API on real Claude Code sessions', () => {
   });
 
   test('every model call carries exactly the usage the API reported, from the one record usage_at names', () => {
-    for (const [name, id] of [['parallel', parallel], ['delegate', delegate]] as const) {
+    for (const [name, id] of [
+      ['parallel', parallel],
+      ['delegate', delegate],
+    ] as const) {
       const nodes = new Map(flat(docs[id]!).map((n) => [n.id, n]));
       for (const req of requests[name]) {
         const call = nodes.get(`call/${req.message_id}`)!;
@@ -98,8 +128,11 @@ describe('the view API on real Claude Code sessions', () => {
     }
   });
 
-  test('every tool the API asked for is a step with its name and result; request to result only from the two records\' times', () => {
-    for (const [name, id] of [['parallel', parallel], ['delegate', delegate]] as const) {
+  test("every tool the API asked for is a step with its name and result; request to result only from the two records' times", () => {
+    for (const [name, id] of [
+      ['parallel', parallel],
+      ['delegate', delegate],
+    ] as const) {
       const files = landedFiles(root, id);
       const rec = (r: { seq: number; row: number }) => files.find((f) => f.seq === r.seq)!.records[r.row - 1]!;
       const nodes = new Map(flat(docs[id]!).map((n) => [n.id, n]));
@@ -140,21 +173,30 @@ describe('the view API on real Claude Code sessions', () => {
       expect(d.rounds.every((r) => r.verified)).toBe(true);
       for (const f of d.files) {
         expect(f.verified).toBe(true);
-        expect(f.digest).toBe(createHash('sha256').update(readFileSync(join(root, f.file))).digest('hex'));
+        expect(f.digest).toBe(
+          createHash('sha256')
+            .update(readFileSync(join(root, f.file)))
+            .digest('hex'),
+        );
       }
     }
   });
 
-  test('the fixture\'s open unresolved entries are in the document and counted', () => {
+  test("the fixture's open unresolved entries are in the document and counted", () => {
     const d = docs[FIXTURE]!;
     expect(d.summary.unresolved).toBe(2);
-    expect(d.unresolved.map((u) => [u.kind, u.state])).toEqual([['spawn_of_child', 'open'], ['tool_result', 'open']]);
+    expect(d.unresolved.map((u) => [u.kind, u.state])).toEqual([
+      ['spawn_of_child', 'open'],
+      ['tool_result', 'open'],
+    ]);
   });
 
   test('one landed record, read from disk, with its dropped list; 404 for what does not exist', async () => {
     const d = docs[parallel]!;
     const think = flat(d).find((n) => n.kind === 'thinking' && n.dropped)!;
-    const r = await get<{ record: { dropped: unknown; parts: { k: string }[] }; file: string; header: { seq: number } }>(`${url}/api/c/${parallel}/record/${think.ref!.seq}/${think.ref!.row}`);
+    const r = await get<{ record: { dropped: unknown; parts: { k: string }[] }; file: string; header: { seq: number } }>(
+      `${url}/api/c/${parallel}/record/${think.ref!.seq}/${think.ref!.row}`,
+    );
     expect(r.status).toBe(200);
     const expected = landedFiles(root, parallel).find((f) => f.seq === think.ref!.seq)!.records[think.ref!.row - 1]!;
     expect(r.body.record).toEqual(expected);
@@ -163,7 +205,16 @@ describe('the view API on real Claude Code sessions', () => {
     const tool = flat(d).find((n) => n.kind === 'tool')!;
     const rt = await get<{ record: { parts: { id?: string }[] } }>(`${url}/api/c/${parallel}/record/${tool.ref!.seq}/${tool.ref!.row}`);
     expect(rt.body.record.parts[tool.ref!.block!]!.id).toBe(tool.id.slice('tool/'.length));
-    for (const path of [`/api/c/${parallel}/record/999/1`, `/api/c/${parallel}/record/1/99999`, `/api/c/${parallel}/record/x/1`, `/api/c/${parallel}/record/0/1`, '/api/c/nope/record/1/1', '/api/c/nope/view', '/api/c/../view', '/api/nothing']) {
+    for (const path of [
+      `/api/c/${parallel}/record/999/1`,
+      `/api/c/${parallel}/record/1/99999`,
+      `/api/c/${parallel}/record/x/1`,
+      `/api/c/${parallel}/record/0/1`,
+      '/api/c/nope/record/1/1',
+      '/api/c/nope/view',
+      '/api/c/../view',
+      '/api/nothing',
+    ]) {
       const nf = await get<{ error: string }>(url + path);
       expect([path, nf.status]).toEqual([path, 404]);
       expect(typeof nf.body.error).toBe('string');

@@ -13,25 +13,40 @@ import type { Bench } from '../helpers/collect.js';
 
 afterAll(cleanupTemp);
 
-interface Served { proc: ChildProcess; url: string; stdout: () => string; stderr: () => string; exited: Promise<number> }
+interface Served {
+  proc: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number>;
+}
 const running: ChildProcess[] = [];
-afterEach(() => { for (const p of running.splice(0)) if (p.exitCode === null) p.kill('SIGKILL'); });
+afterEach(() => {
+  for (const p of running.splice(0)) if (p.exitCode === null) p.kill('SIGKILL');
+});
 
 /** `aszcol view` as its own process, the way a person runs it beside a collector. */
 function serve(args: string[]): Promise<Served> {
   return new Promise((res, rej) => {
     const proc = spawn(process.execPath, [BIN, 'view', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     running.push(proc);
-    let out = '', err = '';
+    let out = '',
+      err = '';
     const exited = new Promise<number>((r) => proc.on('close', (code) => r(code ?? -1)));
     const timer = setTimeout(() => rej(new Error(`aszcol view did not start: ${out} ${err}`)), 20_000);
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /at (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) { clearTimeout(timer); res({ proc, url: m[1]!, stdout: () => out, stderr: () => err, exited }); }
+      if (m) {
+        clearTimeout(timer);
+        res({ proc, url: m[1]!, stdout: () => out, stderr: () => err, exited });
+      }
     });
     proc.stderr!.on('data', (d) => (err += d));
-    void exited.then((code) => { clearTimeout(timer); rej(new Error(`aszcol view exited ${code}: ${err}`)); });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      rej(new Error(`aszcol view exited ${code}: ${err}`));
+    });
   });
 }
 
@@ -70,10 +85,40 @@ describe('aszcol view beside a collector and a parser', () => {
     // Unchanged root: the status does not move.
     expect((await json<Status>(`${v.url}/api/status`)).generation).toBe(before.generation);
 
-    writeLines(mainPath(src, PROJECT, SID), [
-      { parentUuid: null, isSidechain: false, promptId: 'p-live', origin: { kind: 'human' }, type: 'user', message: { role: 'user', content: 'and now deploy' }, uuid: 'm0000000-0000-4000-8000-0000000000f1', timestamp: '2026-11-30T13:00:00.000Z', sessionId: SID },
-      { parentUuid: 'm0000000-0000-4000-8000-0000000000f1', isSidechain: false, type: 'assistant', uuid: 'm0000000-0000-4000-8000-0000000000f2', timestamp: '2026-11-30T13:00:01.000Z', sessionId: SID, message: { id: 'msg_live', type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'text', text: 'Deployed.' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 2 } } },
-    ], { append: true });
+    writeLines(
+      mainPath(src, PROJECT, SID),
+      [
+        {
+          parentUuid: null,
+          isSidechain: false,
+          promptId: 'p-live',
+          origin: { kind: 'human' },
+          type: 'user',
+          message: { role: 'user', content: 'and now deploy' },
+          uuid: 'm0000000-0000-4000-8000-0000000000f1',
+          timestamp: '2026-11-30T13:00:00.000Z',
+          sessionId: SID,
+        },
+        {
+          parentUuid: 'm0000000-0000-4000-8000-0000000000f1',
+          isSidechain: false,
+          type: 'assistant',
+          uuid: 'm0000000-0000-4000-8000-0000000000f2',
+          timestamp: '2026-11-30T13:00:01.000Z',
+          sessionId: SID,
+          message: {
+            id: 'msg_live',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-opus-5-5',
+            content: [{ type: 'text', text: 'Deployed.' }],
+            stop_reason: 'end_turn',
+            usage: { input_tokens: 1, output_tokens: 2 },
+          },
+        },
+      ],
+      { append: true },
+    );
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     expect((await runCli(['parse', '--config', config])).code).toBe(0);
 

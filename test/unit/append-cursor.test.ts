@@ -33,7 +33,15 @@ describe('append cursors, step by step', () => {
     const r = b.pass();
     expect(r).toMatchObject({ landedRecords: 3, errors: [] });
     const recs = recordsOf(landedFiles(b.root, SID));
-    expect(recs[1]!.parts).toEqual([{ k: 'unknown', state: 'available', bytes: '{"type":"user","message":{"content":"cut'.length, text: 'the record is not valid JSON', data: '{"type":"user","message":{"content":"cut' }]);
+    expect(recs[1]!.parts).toEqual([
+      {
+        k: 'unknown',
+        state: 'available',
+        bytes: '{"type":"user","message":{"content":"cut'.length,
+        text: 'the record is not valid JSON',
+        data: '{"type":"user","message":{"content":"cut',
+      },
+    ]);
     expect(recs[2]!.parts[0]!.text).toBe('after');
   });
 
@@ -193,7 +201,11 @@ describe('append cursors, step by step', () => {
     const c = cursorOf(b.root);
     if (c.kind !== 'append') throw new Error('append cursor expected');
     const src = readFileSync(b.main);
-    expect(c.tail_sha256).toBe(createHash('sha256').update(src.subarray(src.length - (1 << 20))).digest('hex'));
+    expect(c.tail_sha256).toBe(
+      createHash('sha256')
+        .update(src.subarray(src.length - (1 << 20)))
+        .digest('hex'),
+    );
     // A rewrite inside the window is caught ...
     const fd = openSync(b.main, 'r+');
     writeSync(fd, 'Z', src.length - 1000);
@@ -204,7 +216,7 @@ describe('append cursors, step by step', () => {
 });
 
 describe('cursors of other adapters', () => {
-  test('a pass leaves the OTLP receiver\'s cursor alone: it names no file this adapter reads', async () => {
+  test("a pass leaves the OTLP receiver's cursor alone: it names no file this adapter reads", async () => {
     const { mkdirSync, writeFileSync: write } = await import('node:fs');
     const b = bench();
     writeLines(b.main, lines(1));

@@ -2,7 +2,16 @@ import { describe, expect, test } from '@jest/globals';
 import { removeDuplicates } from '../../src/assemble/stage1-dedupe.js';
 import type { IndexEntry } from '../../src/storage/index.js';
 
-const e = (seq: number, row: number, id?: string, run?: string): IndexEntry => ({ seq, row, fileKind: 'transcript', stream: 'main', id, run, flags: [], parts: [] });
+const e = (seq: number, row: number, id?: string, run?: string): IndexEntry => ({
+  seq,
+  row,
+  fileKind: 'transcript',
+  stream: 'main',
+  id,
+  run,
+  flags: [],
+  parts: [],
+});
 
 describe('stage 1: duplicates', () => {
   test('the first copy in landed order wins across files; a record with no id is never a copy', () => {

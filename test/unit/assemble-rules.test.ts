@@ -18,21 +18,29 @@ describe('assembly rules, each the opposite of the obvious choice', () => {
     const t = new TranscriptBuilder(SID);
     t.prompt('run two', 'p1');
     const f1 = t.fragment('msg_1', { type: 'tool_use', id: 'tu_1', name: 'Bash', input: { command: 'a' } }, { stop: 'tool_use' });
-    t.fragment('msg_1', { type: 'tool_use', id: 'tu_2', name: 'Bash', input: { command: 'b' } }, { stop: 'tool_use', usage: { input_tokens: 1, output_tokens: 99, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } });
+    t.fragment(
+      'msg_1',
+      { type: 'tool_use', id: 'tu_2', name: 'Bash', input: { command: 'b' } },
+      { stop: 'tool_use', usage: { input_tokens: 1, output_tokens: 99, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+    );
     t.result('tu_1', 'A', 'p1', { toolUseResult: { stdout: 'A' } }, { parent: f1 }); // the fork: a sibling of the second fragment
     t.result('tu_2', 'B', 'p1', { toolUseResult: { stdout: 'B' } });
     t.fragment('msg_2', { type: 'text', text: 'done' });
     t.write(mainPath(b.src, PROJECT, SID));
     const f = collectAndParse(b, SID);
     expect(f.node('call/msg_1')).toMatchObject({ kind: 'llm.call', attrs: { fragments: 2, usage: 'observed_replayable', usage_at: { seq: 1, row: 3 } } });
-    for (const id of ['tu_1', 'tu_2']) expect(f.node(`tool/${id}`)).toMatchObject({ parent: 'call/msg_1', attrs: { result: 'available', result_join: 'exact_unique', timing: 'unavailable', name: 'Bash' } });
+    for (const id of ['tu_1', 'tu_2'])
+      expect(f.node(`tool/${id}`)).toMatchObject({
+        parent: 'call/msg_1',
+        attrs: { result: 'available', result_join: 'exact_unique', timing: 'unavailable', name: 'Bash' },
+      });
     expect(f.node('tool/tu_1')!.refs).toHaveLength(2);
     expect(f.kinds).toMatchObject({ talk: 1, run: 1, 'llm.call': 2, tool: 2, 'message.external': 1, 'message.assistant': 1 });
     expect(f.unresolved).toEqual([]);
     expectChainProperties(b.root, SID);
   });
 
-  test('a duplicate block before a reset: the first copy wins; the copy\'s rewritten cycle and blanked output are ignored', () => {
+  test("a duplicate block before a reset: the first copy wins; the copy's rewritten cycle and blanked output are ignored", () => {
     const b = bench();
     const t = new TranscriptBuilder(SID);
     t.prompt('first', 'p1');
@@ -48,10 +56,18 @@ describe('assembly rules, each the opposite of the obvious choice', () => {
     t.write(mainPath(b.src, PROJECT, SID));
     const f = collectAndParse(b, SID);
     expect([call, res, done].every((id) => typeof id === 'string')).toBe(true);
-    expect(f.node('tool/tu_1')!.refs).toEqual([{ seq: 1, row: 2, block: 0 }, { seq: 1, row: 3, block: 0 }]); // the first copies
+    expect(f.node('tool/tu_1')!.refs).toEqual([
+      { seq: 1, row: 2, block: 0 },
+      { seq: 1, row: 3, block: 0 },
+    ]); // the first copies
     expect(f.node('tool/tu_1')!.attrs).toMatchObject({ result_join: 'exact_unique' }); // the copy does not make it ambiguous
     expect(f.node('call/msg_1')!.attrs).toMatchObject({ fragments: 1 });
-    expect(f.nodes.filter((n) => n.kind === 'run').map((n) => n.id).some((id) => id.includes('p-rewritten'))).toBe(false);
+    expect(
+      f.nodes
+        .filter((n) => n.kind === 'run')
+        .map((n) => n.id)
+        .some((id) => id.includes('p-rewritten')),
+    ).toBe(false);
     expect(f.kinds).toMatchObject({ epoch: 2, 'epoch.boundary': 1, 'epoch.summary': 1, talk: 3 });
     expect(f.rel('follows')).toEqual([expect.objectContaining({ from: `epoch/main/${boundary}`, to: 'epoch/main/0', quality: 'exact_unique' })]);
     expect(f.rel('summarizes')).toHaveLength(1);
@@ -67,12 +83,21 @@ describe('assembly rules, each the opposite of the obvious choice', () => {
     const c = new TranscriptBuilder(SID, { agentId: A });
     c.user('child prompt', { promptId: 'p1' }, { parent: null });
     for (const out of [1, 2, 3]) {
-      c.fragment('msg_child', { type: 'text', text: `part ${out}` }, { stop: out === 3 ? 'end_turn' : null, usage: { input_tokens: 5, output_tokens: out, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } });
+      c.fragment(
+        'msg_child',
+        { type: 'text', text: `part ${out}` },
+        { stop: out === 3 ? 'end_turn' : null, usage: { input_tokens: 5, output_tokens: out, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+      );
     }
     c.fragment('msg_stub', { type: 'text', text: 'never finished' }, { stop: null });
     c.write(childPath(b.src, PROJECT, SID, A));
     const f = collectAndParse(b, SID);
-    expect(f.node('call/msg_child')!.attrs).toMatchObject({ fragments: 3, usage: 'observed_replayable', usage_at: { seq: 2, row: 4 }, usage_from: 'last_fragment_in_line_order' });
+    expect(f.node('call/msg_child')!.attrs).toMatchObject({
+      fragments: 3,
+      usage: 'observed_replayable',
+      usage_at: { seq: 2, row: 4 },
+      usage_from: 'last_fragment_in_line_order',
+    });
     expect(f.node('call/msg_stub')!.attrs).toMatchObject({ usage: 'unavailable', stop_reason: 'unavailable' });
     expect(f.node('call/msg_stub')!.attrs).not.toHaveProperty('usage_at');
     // A child nobody launched is an orphan: under the session, with an open spawn_of_child.
@@ -89,7 +114,15 @@ describe('assembly rules, each the opposite of the obvious choice', () => {
     t.fragment('msg_1', { type: 'tool_use', id: 'tu_1', name: 'Bash', input: { command: 'x' } }, { stop: 'tool_use' });
     t.result('tu_1', 'Error: boom', 'p1', { toolUseResult: 'Error: boom' });
     t.push({ type: 'attachment', attachment: { type: 'queued_command', prompt: 'also do this', commandMode: 'prompt', origin: { kind: 'human' } } });
-    t.push({ type: 'attachment', attachment: { type: 'queued_command', prompt: '<task-notification><task-id>bx1</task-id></task-notification>', commandMode: 'task-notification', origin: { kind: 'task-notification' } } });
+    t.push({
+      type: 'attachment',
+      attachment: {
+        type: 'queued_command',
+        prompt: '<task-notification><task-id>bx1</task-id></task-notification>',
+        commandMode: 'task-notification',
+        origin: { kind: 'task-notification' },
+      },
+    });
     t.fragment('msg_2', { type: 'text', text: 'ok' });
     t.write(mainPath(b.src, PROJECT, SID));
     const f = collectAndParse(b, SID);
@@ -111,7 +144,12 @@ describe('assembly rules, each the opposite of the obvious choice', () => {
     t.fragment('msg_3', { type: 'text', text: 'noted' });
     t.write(mainPath(b.src, PROJECT, SID));
     const f = collectAndParse(b, SID);
-    expect(f.nodes.filter((n) => n.kind === 'talk').map((n) => n.id).sort()).toEqual(['talk/main/p1', 'talk/main/p2']);
+    expect(
+      f.nodes
+        .filter((n) => n.kind === 'talk')
+        .map((n) => n.id)
+        .sort(),
+    ).toEqual(['talk/main/p1', 'talk/main/p2']);
     expect(f.node('run/talk_main_p2/p3')).toMatchObject({ parent: 'talk/main/p2', attrs: { trigger: 'notification' } });
     expect(f.kinds['control.command']).toBe(1);
     expectChainProperties(b.root, SID);

@@ -7,12 +7,20 @@ describe('${env:…} expansion', () => {
 
   test('inside strings, with defaults, everywhere in the tree', () => {
     expect(expandEnv({ a: 'x-${env:A}-y', b: ['${env:MISSING:-dflt}', '${env:EMPTY:-e}'], c: { d: '${env:A}${env:A}' } }, env)).toEqual({
-      a: 'x-alpha-y', b: ['dflt', 'e'], c: { d: 'alphaalpha' },
+      a: 'x-alpha-y',
+      b: ['dflt', 'e'],
+      c: { d: 'alphaalpha' },
     });
   });
 
   test('a value that is exactly one reference takes the type its text reads as', () => {
-    expect(expandEnv({ n: '${env:N}', f: '${env:F}', t: '${env:T}', z: '${env:Z}', s: 'p${env:N}' }, env)).toEqual({ n: 42, f: 1.5, t: true, z: '007', s: 'p42' });
+    expect(expandEnv({ n: '${env:N}', f: '${env:F}', t: '${env:T}', z: '${env:Z}', s: 'p${env:N}' }, env)).toEqual({
+      n: 42,
+      f: 1.5,
+      t: true,
+      z: '007',
+      s: 'p42',
+    });
     expect(expandEnv('${env:MISSING:-8}', env)).toBe(8);
   });
 

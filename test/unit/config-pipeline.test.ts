@@ -59,10 +59,20 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
   test('a file with only storage and the local receiver runs it in an implied sessions pipeline', () => {
     const cfg = parseConfig(
       'storage:\n  root: /tmp/r\nreceivers:\n  claude_code_local:\n    source_root: /src\n    include: ["/work/**"]\n    exclude: []\n    interval: 1m30s\n    max_delta_bytes: 8KiB\n    workers: 3\n',
-      ENV, 'f', REGISTRY,
+      ENV,
+      'f',
+      REGISTRY,
     );
     expect(cfg.storageRoot).toBe('/tmp/r');
-    expect(localReceiverConfig(cfg)).toEqual({ sourceRoot: '/src', sourceRootFrom: 'config', include: ['/work/**'], exclude: [], intervalMs: 90_000, maxDeltaBytes: 8192, workers: 3 });
+    expect(localReceiverConfig(cfg)).toEqual({
+      sourceRoot: '/src',
+      sourceRootFrom: 'config',
+      include: ['/work/**'],
+      exclude: [],
+      intervalMs: 90_000,
+      maxDeltaBytes: 8192,
+      workers: 3,
+    });
     expect(cfg.service.impliedPipelines).toBe(true);
     expect(cfg.service.pipelines).toEqual([{ id: 'sessions', type: 'sessions', receivers: ['claude_code_local'], processors: [], exporters: [] }]);
   });
@@ -79,7 +89,9 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
     ]);
     expect(problems('receivers:\n  claude_code_local:\n    interval: soon\n')[0]).toMatch(/^receivers\.claude_code_local\.interval: "soon" is not a duration/);
     expect(problems('receivers:\n  claude_code_local:\n    interval: 50ms\n')).toEqual(['receivers.claude_code_local.interval: must be at least 100ms']);
-    expect(problems('receivers:\n  claude_code_local:\n    max_delta_bytes: 2 parsecs\n')[0]).toMatch(/^receivers\.claude_code_local\.max_delta_bytes: "2 parsecs" is not a byte size/);
+    expect(problems('receivers:\n  claude_code_local:\n    max_delta_bytes: 2 parsecs\n')[0]).toMatch(
+      /^receivers\.claude_code_local\.max_delta_bytes: "2 parsecs" is not a byte size/,
+    );
     expect(problems('receivers:\n  claude_code_local:\n    workers: 65\n')).toEqual(['receivers.claude_code_local.workers: must be at most 64, got 65']);
     expect(problems('receivers:\n  claude_code_local:\n    exclude: ["", 3]\n')).toEqual(['receivers.claude_code_local.exclude[0]: must not be empty']);
   });
@@ -115,12 +127,25 @@ describe('the pipeline YAML', () => {
   test('the whole shape: type/name instances, pipelines, telemetry, shutdown timeout', () => {
     const cfg = parseConfig(PIPELINE, ENV, 'p.yaml', full());
     expect(cfg.components.map((c) => c.path)).toEqual([
-      'receivers.claude_code_local', 'receivers.claude_code_otlp', 'processors.assembler', 'processors.token_metrics',
-      'exporters.otlp/oap', 'exporters.otlp/backup', 'exporters.prometheus', 'extensions.health_check', 'extensions.view',
+      'receivers.claude_code_local',
+      'receivers.claude_code_otlp',
+      'processors.assembler',
+      'processors.token_metrics',
+      'exporters.otlp/oap',
+      'exporters.otlp/backup',
+      'exporters.prometheus',
+      'extensions.health_check',
+      'extensions.view',
     ]);
     expect(cfg.components.find((c) => c.id === 'otlp/backup')).toMatchObject({ type: 'otlp', kind: 'exporter' });
     expect(cfg.service.pipelines.map((p) => p.id)).toEqual(['sessions', 'metrics']);
-    expect(cfg.service.pipelines[1]).toEqual({ id: 'metrics', type: 'metrics', receivers: ['claude_code_local'], processors: ['token_metrics'], exporters: ['otlp/oap', 'prometheus'] });
+    expect(cfg.service.pipelines[1]).toEqual({
+      id: 'metrics',
+      type: 'metrics',
+      receivers: ['claude_code_local'],
+      processors: ['token_metrics'],
+      exporters: ['otlp/oap', 'prometheus'],
+    });
     expect(cfg.service.telemetry).toEqual({ metrics: { address: { host: '127.0.0.1', port: 0 }, allowedHosts: [] }, logs: { level: 'debug' } });
     expect(cfg.service.shutdownTimeoutMs).toBe(90_000);
     expect(cfg.unused).toEqual([]);
@@ -128,29 +153,42 @@ describe('the pipeline YAML', () => {
 
   test('a component that is not available in this build is refused, naming what is', () => {
     const reg = withoutFactories(['otlp', 'assembler'], full());
-    expect(problems('exporters:\n  otlp/oap: { endpoint: "x:1" }\nservice:\n  pipelines:\n    sessions: { receivers: [claude_code_local], exporters: [otlp/oap] }\n', reg)).toEqual([
-      'exporters.otlp/oap: the otlp exporter is not available in this build; available exporters: prometheus',
-    ]);
-    expect(problems('processors:\n  assembler:\n', reg)[0]).toBe('processors.assembler: the assembler processor is not available in this build; available processors: token_metrics');
+    expect(
+      problems(
+        'exporters:\n  otlp/oap: { endpoint: "x:1" }\nservice:\n  pipelines:\n    sessions: { receivers: [claude_code_local], exporters: [otlp/oap] }\n',
+        reg,
+      ),
+    ).toEqual(['exporters.otlp/oap: the otlp exporter is not available in this build; available exporters: prometheus']);
+    expect(problems('processors:\n  assembler:\n', reg)[0]).toBe(
+      'processors.assembler: the assembler processor is not available in this build; available processors: token_metrics',
+    );
   });
 
-  test('a component\'s own errors carry its full path, type/name included', () => {
+  test("a component's own errors carry its full path, type/name included", () => {
     const bad = problems(PIPELINE.replace('"oap:11800"', '"nowhere"'));
     expect(bad).toHaveLength(1);
     expect(bad[0]).toMatch(/^exporters\.otlp\/oap\.endpoint: /);
-    expect(problems(PIPELINE.replace('otlp/backup: { endpoint: "backup:4317" }', 'otlp/backup: { endpoint: "b:1", colour: red }'))[0])
-      .toMatch(/^exporters\.otlp\/backup\.colour: unknown key/);
+    expect(problems(PIPELINE.replace('otlp/backup: { endpoint: "backup:4317" }', 'otlp/backup: { endpoint: "b:1", colour: red }'))[0]).toMatch(
+      /^exporters\.otlp\/backup\.colour: unknown key/,
+    );
   });
 
   test('unknown keys are refused at every level', () => {
     expect(problems('storages: {}\n')).toEqual(['storages: unknown key; allowed here: storage, receivers, processors, exporters, extensions, service']);
     expect(problems('storage: { root: x, mode: 1 }\n')).toEqual(['storage.mode: unknown key; allowed here: root']);
-    expect(problems('service: { pipeline: {} }\n')).toEqual(['service.pipeline: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout, final_pass']);
+    expect(problems('service: { pipeline: {} }\n')).toEqual([
+      'service.pipeline: unknown key; allowed here: extensions, pipelines, telemetry, shutdown_timeout, final_pass',
+    ]);
     expect(problems('service: { telemetry: { traces: {} } }\n')).toEqual(['service.telemetry.traces: unknown key; allowed here: metrics, logs']);
-    expect(problems('service: { telemetry: { metrics: { level: none } } }\n')).toEqual(['service.telemetry.metrics.level: unknown key; allowed here: address, allowed_hosts']);
-    expect(problems('service: { pipelines: { sessions: { receivers: [claude_code_local], processor: [] } } }\n'))
-      .toEqual(['service.pipelines.sessions.processor: unknown key; allowed here: receivers, processors, exporters']);
-    expect(problems('extensions:\n  health_check: { port: 1 }\n')).toEqual(['extensions.health_check.port: unknown key; allowed here: endpoint, path, allowed_hosts']);
+    expect(problems('service: { telemetry: { metrics: { level: none } } }\n')).toEqual([
+      'service.telemetry.metrics.level: unknown key; allowed here: address, allowed_hosts',
+    ]);
+    expect(problems('service: { pipelines: { sessions: { receivers: [claude_code_local], processor: [] } } }\n')).toEqual([
+      'service.pipelines.sessions.processor: unknown key; allowed here: receivers, processors, exporters',
+    ]);
+    expect(problems('extensions:\n  health_check: { port: 1 }\n')).toEqual([
+      'extensions.health_check.port: unknown key; allowed here: endpoint, path, allowed_hosts',
+    ]);
   });
 
   test('unknown types, bad ids', () => {
@@ -164,7 +202,9 @@ describe('the pipeline YAML', () => {
     expect(problems(base + '    traces: { receivers: [claude_code_local] }\n')).toEqual([
       'service.pipelines.traces: unknown pipeline type; a pipeline is named by its type, optionally with /name: sessions, metrics (such as metrics/oap)',
     ]);
-    expect(problems(base + '    sessions: { exporters: [otlp/oap] }\n')).toEqual(['service.pipelines.sessions.receivers: is required: list at least one receiver']);
+    expect(problems(base + '    sessions: { exporters: [otlp/oap] }\n')).toEqual([
+      'service.pipelines.sessions.receivers: is required: list at least one receiver',
+    ]);
     expect(problems(base + '    sessions: { receivers: [] }\n')).toEqual(['service.pipelines.sessions.receivers: must list at least one receiver']);
     expect(problems(base + '    sessions: { receivers: [claude_code_local], exporters: [otlp/ops] }\n')).toEqual([
       'service.pipelines.sessions.exporters[0]: "otlp/ops" is not configured under exporters; configured exporters: otlp/oap',
@@ -175,7 +215,9 @@ describe('the pipeline YAML', () => {
     expect(problems(base + '    sessions/a: { receivers: [claude_code_local, claude_code_local] }\n')).toEqual([
       'service.pipelines.sessions/a.receivers[1]: "claude_code_local" is listed twice',
     ]);
-    expect(problems(base + '    sessions: { receivers: claude_code_local }\n')).toEqual(['service.pipelines.sessions.receivers: must be a list of strings, got "claude_code_local"']);
+    expect(problems(base + '    sessions: { receivers: claude_code_local }\n')).toEqual([
+      'service.pipelines.sessions.receivers: must be a list of strings, got "claude_code_local"',
+    ]);
     expect(problems('service: { pipelines: {} }\n')).toEqual(['service.pipelines: must name at least one pipeline (sessions, metrics)']);
   });
 
@@ -183,14 +225,13 @@ describe('the pipeline YAML', () => {
     expect(problems('exporters:\n  prometheus:\n')).toEqual([
       'service.pipelines: is required when exporters are configured (prometheus); a component runs only in a pipeline',
     ]);
-    expect(problems('service:\n  extensions: [view]\n')).toEqual(['service.extensions[0]: "view" is not configured under extensions; configured extensions: (none)']);
+    expect(problems('service:\n  extensions: [view]\n')).toEqual([
+      'service.extensions[0]: "view" is not configured under extensions; configured extensions: (none)',
+    ]);
   });
 
-  test('derived token usage and the runtime\'s metrics passed through are never both sent', () => {
-    const yaml = PIPELINE.replace(
-      '    metrics: {',
-      '    metrics/runtime: { receivers: [claude_code_otlp], exporters: [otlp/backup] }\n    metrics: {',
-    );
+  test("derived token usage and the runtime's metrics passed through are never both sent", () => {
+    const yaml = PIPELINE.replace('    metrics: {', '    metrics/runtime: { receivers: [claude_code_otlp], exporters: [otlp/backup] }\n    metrics: {');
     expect(problems(yaml)).toEqual([
       'service.pipelines.metrics/runtime: passes claude_code_otlp metrics through while pipeline metrics derives token usage with token_metrics; both would send claude_code.token.usage for the same tokens: keep one',
     ]);
@@ -199,14 +240,24 @@ describe('the pipeline YAML', () => {
   });
 
   test('configured but unused components are reported, not started', () => {
-    const cfg = parseConfig('receivers:\n  claude_code_local:\nexporters:\n  prometheus:\nservice:\n  pipelines:\n    sessions: { receivers: [claude_code_local] }\n', ENV, 'f', full());
+    const cfg = parseConfig(
+      'receivers:\n  claude_code_local:\nexporters:\n  prometheus:\nservice:\n  pipelines:\n    sessions: { receivers: [claude_code_local] }\n',
+      ENV,
+      'f',
+      full(),
+    );
     expect(cfg.unused).toEqual(['exporters.prometheus']);
   });
 
   test('every problem is reported at once, each at its path', () => {
     let err: unknown;
     try {
-      parseConfig('storage: { root: "" }\nreceivers:\n  claude_code_local: { interval: x }\nservice:\n  telemetry: { logs: { level: loud } }\n  shutdown_timeout: forever\n', ENV, 'f', full());
+      parseConfig(
+        'storage: { root: "" }\nreceivers:\n  claude_code_local: { interval: x }\nservice:\n  telemetry: { logs: { level: loud } }\n  shutdown_timeout: forever\n',
+        ENV,
+        'f',
+        full(),
+      );
     } catch (e) {
       err = e;
     }
@@ -222,9 +273,17 @@ describe('the pipeline YAML', () => {
 
   test('telemetry address: host:port, "" turns /metrics off, bad ones say what is allowed', () => {
     expect(parseConfig('service: { telemetry: { metrics: { address: "" } } }\n', ENV, 'f', full()).service.telemetry.metrics.address).toBeUndefined();
-    expect(parseConfig('service: { telemetry: { metrics: { address: "[::1]:9" } } }\n', ENV, 'f', full()).service.telemetry.metrics.address).toEqual({ host: '::1', port: 9 });
-    expect(parseConfig('service: { telemetry: { metrics: { address: ":8888" } } }\n', ENV, 'f', full()).service.telemetry.metrics.address).toEqual({ host: '0.0.0.0', port: 8888 });
-    expect(problems('service: { telemetry: { metrics: { address: "localhost" } } }\n')[0]).toMatch(/^service\.telemetry\.metrics\.address: "localhost" is not a listen address; write host:port/);
+    expect(parseConfig('service: { telemetry: { metrics: { address: "[::1]:9" } } }\n', ENV, 'f', full()).service.telemetry.metrics.address).toEqual({
+      host: '::1',
+      port: 9,
+    });
+    expect(parseConfig('service: { telemetry: { metrics: { address: ":8888" } } }\n', ENV, 'f', full()).service.telemetry.metrics.address).toEqual({
+      host: '0.0.0.0',
+      port: 8888,
+    });
+    expect(problems('service: { telemetry: { metrics: { address: "localhost" } } }\n')[0]).toMatch(
+      /^service\.telemetry\.metrics\.address: "localhost" is not a listen address; write host:port/,
+    );
     expect(problems('service: { shutdown_timeout: 10ms }\n')).toEqual(['service.shutdown_timeout: must be at least 100ms, got "10ms"']);
   });
 
@@ -246,21 +305,28 @@ describe('the pipeline YAML', () => {
     ]);
   });
 
-  test('${env:…} in any value; the error is at the value\'s path', () => {
+  test("${env:…} in any value; the error is at the value's path", () => {
     const yaml = PIPELINE.replace('"oap:11800"', '"${env:OAP_ENDPOINT}"').replace('"backup:4317"', '"${env:BACKUP_HOST:-localhost}:4317"');
     expect(problems(yaml)).toEqual([
       'exporters.otlp/oap.endpoint: environment variable OAP_ENDPOINT is not set and no default is given (write ${env:OAP_ENDPOINT:-default})',
     ]);
     const cfg = parseConfig(yaml, { ...ENV, OAP_ENDPOINT: 'oap.skywalking:11800' }, 'f', full());
     expect(cfg.raw).toMatchObject({ exporters: { 'otlp/oap': { endpoint: 'oap.skywalking:11800' }, 'otlp/backup': { endpoint: 'localhost:4317' } } });
-    const typed = parseConfig('receivers:\n  claude_code_local:\n    workers: ${env:W}\n    max_delta_bytes: ${env:MDB:-4KiB}\n', { ...ENV, W: '3' }, 'f', full());
+    const typed = parseConfig(
+      'receivers:\n  claude_code_local:\n    workers: ${env:W}\n    max_delta_bytes: ${env:MDB:-4KiB}\n',
+      { ...ENV, W: '3' },
+      'f',
+      full(),
+    );
     expect(localReceiverConfig(typed).workers).toBe(3);
     expect(localReceiverConfig(typed).maxDeltaBytes).toBe(4096);
   });
 
   test('YAML errors name the file and line; a non-mapping document is refused', () => {
     expect(problems('storage:\n  root: a\nstorage:\n  root: b\n')[0]).toMatch(/^test\.yaml:3:1: YAML: Map keys must be unique/);
-    expect(problems('- a\n- b\n')).toEqual(['(root): the configuration must be a mapping of storage, receivers, processors, exporters, extensions, service; got a list']);
+    expect(problems('- a\n- b\n')).toEqual([
+      '(root): the configuration must be a mapping of storage, receivers, processors, exporters, extensions, service; got a list',
+    ]);
     expect(() => loadConfig('/nonexistent/aszcol.yaml', process.env, REGISTRY)).toThrow(/\/nonexistent\/aszcol\.yaml: cannot read the configuration/);
   });
 });

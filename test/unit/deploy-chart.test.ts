@@ -15,7 +15,8 @@ import { renderChart, renderTemplate, valuesPathsUsed, TemplateError, type Rende
 
 const CHART = join(REPO, 'helm', 'aszcol');
 const K8S = join(REPO, 'deploy', 'k8s');
-const REGENERATE = 'npm run build && ASZCOL_UPDATE_RENDERING=1 node --experimental-vm-modules node_modules/jest/bin/jest.js dist/test/unit/deploy-chart.test.js';
+const REGENERATE =
+  'npm run build && ASZCOL_UPDATE_RENDERING=1 node --experimental-vm-modules node_modules/jest/bin/jest.js dist/test/unit/deploy-chart.test.js';
 
 /** The committed renderings under deploy/k8s/, each with the release name and values it is rendered with. */
 const RENDERINGS = [
@@ -33,14 +34,19 @@ function render(r: (typeof RENDERINGS)[number]): string {
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
 
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
-  'v1/ConfigMap': ConfigMap, 'v1/Service': Service, 'v1/PersistentVolumeClaim': PersistentVolumeClaim, 'apps/v1/Deployment': Deployment,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Service': Service,
+  'v1/PersistentVolumeClaim': PersistentVolumeClaim,
+  'apps/v1/Deployment': Deployment,
 };
 
 function manifests(text: string): Manifest[] {
-  return parseAllDocuments(text).map((d) => {
-    if (d.errors.length) throw new Error(`YAML: ${d.errors[0]!.message}`);
-    return d.toJS() as Manifest;
-  }).filter(Boolean);
+  return parseAllDocuments(text)
+    .map((d) => {
+      if (d.errors.length) throw new Error(`YAML: ${d.errors[0]!.message}`);
+      return d.toJS() as Manifest;
+    })
+    .filter(Boolean);
 }
 
 /** Validates one manifest against the Kubernetes schema of its kind; throws naming what failed. */
@@ -90,17 +96,41 @@ describe('the helm chart', () => {
     const path = join(K8S, r.file);
     if (process.env.ASZCOL_UPDATE_RENDERING) writeFileSync(path, fresh);
     let committed = '';
-    try { committed = readFileSync(path, 'utf8'); } catch { /* compared below */ }
+    try {
+      committed = readFileSync(path, 'utf8');
+    } catch {
+      /* compared below */
+    }
     if (committed !== fresh) throw new Error(`deploy/k8s/${r.file} is not the chart's current rendering; regenerate it: ${REGENERATE}`);
   });
 
   const variants: { name: string; values: unknown; kinds: string[] }[] = [
     { name: 'defaults (sidecar)', values: {}, kinds: ['ConfigMap', 'Deployment'] },
-    { name: 'sidecar with persistence', values: { storage: { persistence: { enabled: true, storageClassName: 'fast' } } }, kinds: ['ConfigMap', 'Deployment', 'PersistentVolumeClaim'] },
-    { name: 'standalone with an existing claim', values: { mode: 'standalone', storage: { persistence: { enabled: true, existingClaim: 'mine' } } }, kinds: ['ConfigMap', 'Deployment', 'Service'] },
-    { name: 'standalone exporting to the OAP', values: { mode: 'standalone', oap: { endpoint: 'oap.skywalking:11800' } }, kinds: ['ConfigMap', 'Deployment', 'Service'] },
-    { name: 'an agent with command, args and env', values: { agent: { command: ['claude'], args: ['-p', 'hi'], env: [{ name: 'A', value: 'b' }] } }, kinds: ['ConfigMap', 'Deployment'] },
-    { name: 'a configuration of the user\'s own', values: { config: 'storage:\n  root: /var/lib/aszcol\nreceivers:\n  claude_code_local:\n    source_root: /claude/projects\n' }, kinds: ['ConfigMap', 'Deployment'] },
+    {
+      name: 'sidecar with persistence',
+      values: { storage: { persistence: { enabled: true, storageClassName: 'fast' } } },
+      kinds: ['ConfigMap', 'Deployment', 'PersistentVolumeClaim'],
+    },
+    {
+      name: 'standalone with an existing claim',
+      values: { mode: 'standalone', storage: { persistence: { enabled: true, existingClaim: 'mine' } } },
+      kinds: ['ConfigMap', 'Deployment', 'Service'],
+    },
+    {
+      name: 'standalone exporting to the OAP',
+      values: { mode: 'standalone', oap: { endpoint: 'oap.skywalking:11800' } },
+      kinds: ['ConfigMap', 'Deployment', 'Service'],
+    },
+    {
+      name: 'an agent with command, args and env',
+      values: { agent: { command: ['claude'], args: ['-p', 'hi'], env: [{ name: 'A', value: 'b' }] } },
+      kinds: ['ConfigMap', 'Deployment'],
+    },
+    {
+      name: "a configuration of the user's own",
+      values: { config: 'storage:\n  root: /var/lib/aszcol\nreceivers:\n  claude_code_local:\n    source_root: /claude/projects\n' },
+      kinds: ['ConfigMap', 'Deployment'],
+    },
     { name: 'no startup probe', values: { probes: { startup: null } }, kinds: ['ConfigMap', 'Deployment'] },
   ];
 
@@ -146,7 +176,9 @@ describe('the helm chart', () => {
     // Kubernetes waits terminationGracePeriodSeconds before SIGKILL: the drain must fit inside.
     expect(spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(cfg.service.shutdownTimeoutMs);
     expect(d.spec.strategy.type).toBe('Recreate');
-    expect(d.spec.selector.matchLabels).toEqual(Object.fromEntries(Object.entries(d.spec.template.metadata.labels).filter(([k]) => k in d.spec.selector.matchLabels)));
+    expect(d.spec.selector.matchLabels).toEqual(
+      Object.fromEntries(Object.entries(d.spec.template.metadata.labels).filter(([k]) => k in d.spec.selector.matchLabels)),
+    );
   });
 
   test('sidecar: the agent and aszcol share the Claude directory; the agent exports OTLP to localhost:4317', () => {
@@ -156,7 +188,13 @@ describe('the helm chart', () => {
     const agent = spec.containers.find((c: any) => c.name === 'agent');
     expect(aszcol.restartPolicy).toBe('Always'); // native sidecar: up before the agent, down after it
     const env = Object.fromEntries(agent.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
-    expect(env).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', CLAUDE_CODE_ENABLE_TELEMETRY: '1', OTEL_LOGS_EXPORTER: 'otlp', OTEL_METRICS_EXPORTER: 'otlp' });
+    expect(env).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4317',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      CLAUDE_CODE_ENABLE_TELEMETRY: '1',
+      OTEL_LOGS_EXPORTER: 'otlp',
+      OTEL_METRICS_EXPORTER: 'otlp',
+    });
     expect(env.ANTHROPIC_API_KEY).toEqual({ secretKeyRef: { name: 'anthropic', key: 'api-key' } });
     const shared = spec.volumes.find((v: any) => v.name === 'claude-config');
     expect(shared).toEqual({ name: 'claude-config', emptyDir: {} });
@@ -213,11 +251,20 @@ describe('the helm chart', () => {
     const embedded = parseConfig(embeddedDefaultYaml(REGISTRY), { HOME: '/h' }, 'embedded', REGISTRY);
     const wanted = embedded.components.filter((c) => c.kind === 'processor' || c.kind === 'extension').map((c) => c.path);
     const sources = [
-      ...RENDERINGS.map((r) => ({ where: `deploy/k8s/${r.file} (helm/aszcol/templates/configmap.yaml)`, cfg: aszcolConfig(manifests(readFileSync(join(K8S, r.file), 'utf8'))) })),
-      { where: 'deploy/aszcol.container.yaml', cfg: parseConfig(readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8'), { HOME: '/h' }, 'container', REGISTRY) },
+      ...RENDERINGS.map((r) => ({
+        where: `deploy/k8s/${r.file} (helm/aszcol/templates/configmap.yaml)`,
+        cfg: aszcolConfig(manifests(readFileSync(join(K8S, r.file), 'utf8'))),
+      })),
+      {
+        where: 'deploy/aszcol.container.yaml',
+        cfg: parseConfig(readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8'), { HOME: '/h' }, 'container', REGISTRY),
+      },
     ];
     for (const { where, cfg } of sources) {
-      const running = new Set([...cfg.service.pipelines.flatMap((p) => p.processors.map((id) => `processors.${id}`)), ...cfg.service.extensions.map((id) => `extensions.${id}`)]);
+      const running = new Set([
+        ...cfg.service.pipelines.flatMap((p) => p.processors.map((id) => `processors.${id}`)),
+        ...cfg.service.extensions.map((id) => `extensions.${id}`),
+      ]);
       const lacking = wanted.filter((w) => !running.has(w));
       if (lacking.length) throw new Error(`${where} does not run ${lacking.join(', ')}, which the embedded default runs: add them there`);
     }
@@ -230,14 +277,21 @@ describe('the helm chart', () => {
 });
 
 describe('the template renderer', () => {
-  const ctx = (values: unknown): RenderContext => ({ Values: values, Release: { Name: 'r', Namespace: 'n', Service: 'Helm' }, Chart: { Name: 'c', Version: '1', AppVersion: '2' } });
+  const ctx = (values: unknown): RenderContext => ({
+    Values: values,
+    Release: { Name: 'r', Namespace: 'n', Service: 'Helm' },
+    Chart: { Name: 'c', Version: '1', AppVersion: '2' },
+  });
 
   test('trimming, if / else if / else, pipes, quote, toYaml with nindent', () => {
-    const t = 'a:\n  {{- if eq .Values.m "x" }}\n  x: {{ .Values.n | quote }}\n  {{- else if .Values.o }}\n  o: 1\n  {{- else }}\n  z: {{ .Release.Name }}\n  {{- end }}\nb: {{- toYaml .Values.l | nindent 2 }}\n{{/* a comment */}}';
+    const t =
+      'a:\n  {{- if eq .Values.m "x" }}\n  x: {{ .Values.n | quote }}\n  {{- else if .Values.o }}\n  o: 1\n  {{- else }}\n  z: {{ .Release.Name }}\n  {{- end }}\nb: {{- toYaml .Values.l | nindent 2 }}\n{{/* a comment */}}';
     expect(renderTemplate(t, ctx({ m: 'x', n: 5, o: false, l: { b: 1, a: [1] } }))).toBe('a:\n  x: "5"\nb:\n  a:\n    - 1\n  b: 1\n');
     expect(renderTemplate(t, ctx({ m: 'y', n: 5, o: true, l: [] }))).toBe('a:\n  o: 1\nb:\n  []\n');
     expect(renderTemplate(t, ctx({ m: 'y', n: 5, o: '', l: 'text' }))).toBe('a:\n  z: r\nb:\n  text\n');
-    expect(renderTemplate('{{ and .Values.a (not .Values.b) }}|{{ .Values.c | default "d" }}|{{ .Values.e | indent 2 }}', ctx({ a: 'A', b: '', c: '', e: 'x\ny' }))).toBe('true|d|  x\n  y'); // Go's and returns its last argument
+    expect(
+      renderTemplate('{{ and .Values.a (not .Values.b) }}|{{ .Values.c | default "d" }}|{{ .Values.e | indent 2 }}', ctx({ a: 'A', b: '', c: '', e: 'x\ny' })),
+    ).toBe('true|d|  x\n  y'); // Go's and returns its last argument
   });
 
   test('a missing value, an unknown function or unsupported syntax is an error naming the template line', () => {

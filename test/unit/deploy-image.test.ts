@@ -15,8 +15,16 @@ afterAll(cleanupTemp);
 
 const DOCKERFILE = join(REPO, 'deploy', 'Dockerfile');
 
-interface Instruction { op: string; args: string; line: number }
-interface Stage { from: string; name?: string; steps: Instruction[] }
+interface Instruction {
+  op: string;
+  args: string;
+  line: number;
+}
+interface Stage {
+  from: string;
+  name?: string;
+  steps: Instruction[];
+}
 
 /** The Dockerfile as stages of instructions (continuation lines joined, comments dropped). */
 function dockerStages(): Stage[] {
@@ -65,7 +73,9 @@ function productionPackages(): Set<string> {
 }
 
 function jsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : [],
+  );
 }
 
 function freePort(): Promise<number> {
@@ -86,7 +96,11 @@ describe('deploy/Dockerfile', () => {
     const build = stages.find((s) => s.name === 'build')!;
     const deps = stages.find((s) => s.name === 'deps')!;
     expect(stepsOf(build, 'RUN').some((r) => /\btsc -p deploy\/tsconfig\.build\.json\b/.test(r.args))).toBe(true);
-    expect(stepsOf(deps, 'RUN').map((r) => r.args).join(' ')).toMatch(/npm ci --omit=dev/);
+    expect(
+      stepsOf(deps, 'RUN')
+        .map((r) => r.args)
+        .join(' '),
+    ).toMatch(/npm ci --omit=dev/);
     const copies = stepsOf(final, 'COPY').map((c) => c.args);
     expect(copies).toContain('--from=deps /app/node_modules ./node_modules');
     expect(copies).toContain('--from=build /src/dist/src ./dist/src');
@@ -117,21 +131,32 @@ describe('deploy/Dockerfile', () => {
     expect(cmd[2]).toContain(`http://127.0.0.1:${health.endpoint.port}${health.path}`);
     // The configuration the image runs is the one it copies in.
     const cmdArgs = JSON.parse(stepsOf(final, 'CMD').at(-1)!.args) as string[];
-    const copied = stepsOf(final, 'COPY').find((c) => c.args.startsWith('deploy/aszcol.container.yaml '))!.args.split(' ')[1];
+    const copied = stepsOf(final, 'COPY')
+      .find((c) => c.args.startsWith('deploy/aszcol.container.yaml '))!
+      .args.split(' ')[1];
     expect(cmdArgs).toEqual(['--config', copied]);
-    const exposed = stepsOf(final, 'EXPOSE').flatMap((e) => e.args.split(/\s+/).map(Number)).sort();
+    const exposed = stepsOf(final, 'EXPOSE')
+      .flatMap((e) => e.args.split(/\s+/).map(Number))
+      .sort();
     const otlp = configOf('claude_code_otlp');
     expect(exposed).toEqual([otlp.grpc.port, otlp.http.port, cfg.service.telemetry.metrics.address!.port, health.endpoint.port].sort());
     // Listeners inside a container must be reachable from outside it.
     for (const host of [otlp.grpc.host, otlp.http.host, health.endpoint.host, cfg.service.telemetry.metrics.address!.host]) expect(host).toBe('0.0.0.0');
     // The storage root is the declared volume; the source root follows CLAUDE_CONFIG_DIR.
     expect(stepsOf(final, 'VOLUME')[0]!.args).toBe(`["${cfg.storageRoot}"]`);
-    expect(stepsOf(final, 'ENV').map((e) => e.args).join(' ')).toMatch(/CLAUDE_CONFIG_DIR=\/claude/);
+    expect(
+      stepsOf(final, 'ENV')
+        .map((e) => e.args)
+        .join(' '),
+    ).toMatch(/CLAUDE_CONFIG_DIR=\/claude/);
     expect(localReceiverConfig(cfg).sourceRoot).toBe('/claude/projects');
   });
 
   test('every file the build copies exists and is let through by Dockerfile.dockerignore', () => {
-    const ignore = readFileSync(join(REPO, 'deploy', 'Dockerfile.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const ignore = readFileSync(join(REPO, 'deploy', 'Dockerfile.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     const included = (rel: string) => {
       let inc = true;
       for (const pat of ignore) {
@@ -141,7 +166,10 @@ describe('deploy/Dockerfile', () => {
       }
       return inc;
     };
-    const sources = dockerStages().flatMap((s) => stepsOf(s, 'COPY')).filter((c) => !c.args.startsWith('--from')).flatMap((c) => c.args.split(/\s+/).slice(0, -1));
+    const sources = dockerStages()
+      .flatMap((s) => stepsOf(s, 'COPY'))
+      .filter((c) => !c.args.startsWith('--from'))
+      .flatMap((c) => c.args.split(/\s+/).slice(0, -1));
     expect(sources.length).toBeGreaterThan(5);
     for (const src of sources) {
       const path = join(REPO, src);
@@ -155,9 +183,15 @@ describe('deploy/Dockerfile', () => {
   });
 
   test('the build tsconfig compiles the service sources and nothing else', () => {
-    const r = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'deploy/tsconfig.build.json', '--listFilesOnly'], { cwd: REPO, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'deploy/tsconfig.build.json', '--listFilesOnly'], {
+      cwd: REPO,
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(0);
-    const own = r.stdout.split('\n').filter((l) => l && !l.includes('/node_modules/')).map((l) => relative(REPO, l));
+    const own = r.stdout
+      .split('\n')
+      .filter((l) => l && !l.includes('/node_modules/'))
+      .map((l) => relative(REPO, l));
     expect(own).toContain('src/cli/main.ts');
     expect(own.filter((f) => !f.startsWith('src/'))).toEqual([]);
   });
@@ -206,8 +240,10 @@ describe('deploy/Dockerfile', () => {
     mkdirSync(join(claude, 'projects'), { recursive: true });
     const cfgText = readFileSync(join(REPO, 'deploy', 'aszcol.container.yaml'), 'utf8')
       .replace('root: /var/lib/aszcol', `root: ${storage}`)
-      .replace('0.0.0.0:13133', `127.0.0.1:${health}`).replace('0.0.0.0:8888', `127.0.0.1:${metrics}`)
-      .replace('0.0.0.0:4317', `127.0.0.1:${grpc}`).replace('0.0.0.0:4318', `127.0.0.1:${http}`)
+      .replace('0.0.0.0:13133', `127.0.0.1:${health}`)
+      .replace('0.0.0.0:8888', `127.0.0.1:${metrics}`)
+      .replace('0.0.0.0:4317', `127.0.0.1:${grpc}`)
+      .replace('0.0.0.0:4318', `127.0.0.1:${http}`)
       .replace('0.0.0.0:8787', `127.0.0.1:${view}`);
     expect(cfgText).not.toContain('0.0.0.0');
     const cfgPath = join(image, 'aszcol.yaml');
@@ -215,7 +251,11 @@ describe('deploy/Dockerfile', () => {
     mkdirSync(storage, { recursive: true });
 
     const imageBin = join(app, 'bin', 'aszcol.js');
-    const child = spawn(process.execPath, [imageBin, '--config', cfgPath], { cwd: storage, env: { ...process.env, NODE_ENV: 'production', CLAUDE_CONFIG_DIR: claude }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [imageBin, '--config', cfgPath], {
+      cwd: storage,
+      env: { ...process.env, NODE_ENV: 'production', CLAUDE_CONFIG_DIR: claude },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number>((res) => child.on('close', (code) => res(code ?? 1)));

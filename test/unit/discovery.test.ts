@@ -38,15 +38,17 @@ describe('session-first discovery', () => {
     expect(s.dirs).toEqual(['-w-other', '-w-proj']);
     expect(s.primaryDir).toBe('-w-proj');
     const rows = s.sources.map((x) => [x.kind, `${x.area}/${x.areaName}`, x.prefix, x.batch ?? '-']).sort();
-    expect(rows).toEqual([
-      ['agent_meta', `streams/${A1}`, 'meta', '-'],
-      ['journal', 'runs/wf_afa31e47-f6c', 'journal', 'wf_afa31e47-f6c'],
-      ['transcript', `streams/${A1}`, 'transcript', '-'],
-      ['transcript', `streams/${A2}`, 'transcript', 'wf_afa31e47-f6c'],
-      ['transcript', 'streams/main', 'transcript', '-'],
-      ['workflow_manifest', 'runs/wf_afa31e47-f6c', 'manifest', 'wf_afa31e47-f6c'],
-      ['workflow_script', 'runs/wf_afa31e47-f6c', 'script', 'wf_afa31e47-f6c'],
-    ].sort());
+    expect(rows).toEqual(
+      [
+        ['agent_meta', `streams/${A1}`, 'meta', '-'],
+        ['journal', 'runs/wf_afa31e47-f6c', 'journal', 'wf_afa31e47-f6c'],
+        ['transcript', `streams/${A1}`, 'transcript', '-'],
+        ['transcript', `streams/${A2}`, 'transcript', 'wf_afa31e47-f6c'],
+        ['transcript', 'streams/main', 'transcript', '-'],
+        ['workflow_manifest', 'runs/wf_afa31e47-f6c', 'manifest', 'wf_afa31e47-f6c'],
+        ['workflow_script', 'runs/wf_afa31e47-f6c', 'script', 'wf_afa31e47-f6c'],
+      ].sort(),
+    );
     const script = s.sources.find((x) => x.kind === 'workflow_script')!;
     expect(script.label).toBe('my-review-wf_x');
     expect(script.rel).toBe(`-w-other/${S}/workflows/scripts/my-review-wf_x-wf_afa31e47-f6c.js`);
@@ -106,7 +108,9 @@ describe('session-first discovery', () => {
     const root = tempDir();
     touch(root, `-a/${S}.jsonl`);
     touch(root, `-b/${UP}.jsonl`);
-    const d = discover(root, { include: [], exclude: [] }, (p) => { if (p.endsWith('-a')) rmSync(p, { recursive: true }); });
+    const d = discover(root, { include: [], exclude: [] }, (p) => {
+      if (p.endsWith('-a')) rmSync(p, { recursive: true });
+    });
     expect(d.errors).toEqual([]);
     expect(d.sessions.map((s) => s.id)).toEqual([UP]);
   });

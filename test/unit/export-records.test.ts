@@ -24,7 +24,17 @@ const SESSION = 'Ab12-session';
 const rec = (ord: number, extra: Partial<SdRecord> = {}): SdRecord => ({ ord, off: ord * 100, sha: 'abcdefabcdef', bytes: 99, parts: [], ...extra });
 
 function landed(records: SdRecord[], header: Record<string, unknown> = {}): Buffer {
-  const b = new SessionDataBuilder({ seq: 7, at: '2026-06-01T09:05:00.000000000Z', kind: 'transcript', adapter: 'claude-code-local/0.1.0', dialect: 'claude-code/1', src: 'p/x.jsonl', session: SESSION, stream: 'main', ...header } as never);
+  const b = new SessionDataBuilder({
+    seq: 7,
+    at: '2026-06-01T09:05:00.000000000Z',
+    kind: 'transcript',
+    adapter: 'claude-code-local/0.1.0',
+    dialect: 'claude-code/1',
+    src: 'p/x.jsonl',
+    session: SESSION,
+    stream: 'main',
+    ...header,
+  } as never);
   for (const r of records) b.add(r);
   return b.finish().bytes;
 }
@@ -43,14 +53,31 @@ describe('a landed file as a record', () => {
     ]);
     const f = describeLanded('Ab12-session/streams/main/transcript-x.sd', bytes);
     expect(f.attributes.map((a) => a.key)).toEqual([
-      'asz.format', 'asz.format.version', 'asz.file', 'asz.file.kind', 'asz.file.digest', 'asz.lines', 'asz.session',
-      'asz.from_time', 'asz.through_time', 'asz.seq', 'asz.stream',
+      'asz.format',
+      'asz.format.version',
+      'asz.file',
+      'asz.file.kind',
+      'asz.file.digest',
+      'asz.lines',
+      'asz.session',
+      'asz.from_time',
+      'asz.through_time',
+      'asz.seq',
+      'asz.stream',
     ]);
     expect(attrsOf(f.attributes)).toEqual({
-      'asz.format': 'sd', 'asz.format.version': 'sd/1', 'asz.file': 'Ab12-session/streams/main/transcript-x.sd', 'asz.file.kind': 'transcript',
-      'asz.file.digest': createHash('sha256').update(bytes).digest('hex'), 'asz.lines': 6, 'asz.session': SESSION,
+      'asz.format': 'sd',
+      'asz.format.version': 'sd/1',
+      'asz.file': 'Ab12-session/streams/main/transcript-x.sd',
+      'asz.file.kind': 'transcript',
+      'asz.file.digest': createHash('sha256').update(bytes).digest('hex'),
+      'asz.lines': 6,
+      'asz.session': SESSION,
       // The offset time is given in UTC; the others as the runtime wrote them.
-      'asz.from_time': '2026-06-01T09:00:01.250Z', 'asz.through_time': '2026-06-01T09:00:03Z', 'asz.seq': 7, 'asz.stream': 'main',
+      'asz.from_time': '2026-06-01T09:00:01.250Z',
+      'asz.through_time': '2026-06-01T09:00:03Z',
+      'asz.seq': 7,
+      'asz.stream': 'main',
     });
     expect(f.timeNs).toBe(timeNs('2026-06-01T09:00:03Z'));
     expect(f.bytes).toBe(bytes);
@@ -81,28 +108,81 @@ describe('a landed file as a record', () => {
 
 function round(extra: Partial<RoundHeader> = {}): Buffer {
   const header: RoundHeader = {
-    t: 'header', schema: 'sf/1', conversation: 'conv-1', session: SESSION, round: 2, previous: 'ff'.repeat(32), from_seq: 3, through_seq: 9,
-    input_digest: 'ab'.repeat(32), parser: 'aszcol-v1', policy: 'v1+idle=10m0s', from_time: '2026-06-01T09:00:00.000Z', through_time: '2026-06-01T09:10:00.000Z',
-    session_from_time: '2026-06-01T08:00:00.000Z', session_through_time: '2026-06-01T09:10:00.000Z', title: 'Fix the bug', talks: 3, steps: 40, streams: 2,
-    segments: 1, unresolved: 4, changes: 0, lines_added: 0, lines_removed: 0, llm_calls: 9, subagents: 1, bash_runs: 2, ...extra,
+    t: 'header',
+    schema: 'sf/1',
+    conversation: 'conv-1',
+    session: SESSION,
+    round: 2,
+    previous: 'ff'.repeat(32),
+    from_seq: 3,
+    through_seq: 9,
+    input_digest: 'ab'.repeat(32),
+    parser: 'aszcol-v1',
+    policy: 'v1+idle=10m0s',
+    from_time: '2026-06-01T09:00:00.000Z',
+    through_time: '2026-06-01T09:10:00.000Z',
+    session_from_time: '2026-06-01T08:00:00.000Z',
+    session_through_time: '2026-06-01T09:10:00.000Z',
+    title: 'Fix the bug',
+    talks: 3,
+    steps: 40,
+    streams: 2,
+    segments: 1,
+    unresolved: 4,
+    changes: 0,
+    lines_added: 0,
+    lines_removed: 0,
+    llm_calls: 9,
+    subagents: 1,
+    bash_runs: 2,
+    ...extra,
   };
   return Buffer.from(encodeRound(header, [{ t: 'node', id: 'session', revision: 2, kind: 'session' }]).text);
 }
 
 describe('a round as a record', () => {
-  test('carries the round header\'s pair, the session\'s pair and the conversation counts; stamped with the session\'s last activity', () => {
+  test("carries the round header's pair, the session's pair and the conversation counts; stamped with the session's last activity", () => {
     const bytes = round();
     const f = describeRound('_conversations/conv-1/rounds/r000002-aaaaaaaaaaaa.sf', bytes);
     expect(f.attributes.map((a) => a.key)).toEqual([
-      'asz.format', 'asz.format.version', 'asz.file', 'asz.file.kind', 'asz.file.digest', 'asz.lines', 'asz.session', 'asz.from_time', 'asz.through_time',
-      'asz.session.from_time', 'asz.session.through_time', 'asz.conversation.title', 'asz.conversation.talks', 'asz.conversation.steps',
-      'asz.conversation.streams', 'asz.conversation.segments', 'asz.conversation.unresolved', 'asz.conversation', 'asz.round',
+      'asz.format',
+      'asz.format.version',
+      'asz.file',
+      'asz.file.kind',
+      'asz.file.digest',
+      'asz.lines',
+      'asz.session',
+      'asz.from_time',
+      'asz.through_time',
+      'asz.session.from_time',
+      'asz.session.through_time',
+      'asz.conversation.title',
+      'asz.conversation.talks',
+      'asz.conversation.steps',
+      'asz.conversation.streams',
+      'asz.conversation.segments',
+      'asz.conversation.unresolved',
+      'asz.conversation',
+      'asz.round',
     ]);
     expect(attrsOf(f.attributes)).toMatchObject({
-      'asz.format': 'sf', 'asz.format.version': 'sf/1', 'asz.file.kind': 'round', 'asz.lines': 3, 'asz.session': SESSION,
-      'asz.from_time': '2026-06-01T09:00:00.000Z', 'asz.through_time': '2026-06-01T09:10:00.000Z', 'asz.session.from_time': '2026-06-01T08:00:00.000Z',
-      'asz.session.through_time': '2026-06-01T09:10:00.000Z', 'asz.conversation.title': 'Fix the bug', 'asz.conversation.talks': 3, 'asz.conversation.steps': 40,
-      'asz.conversation.streams': 2, 'asz.conversation.segments': 1, 'asz.conversation.unresolved': 4, 'asz.conversation': 'conv-1', 'asz.round': 2,
+      'asz.format': 'sf',
+      'asz.format.version': 'sf/1',
+      'asz.file.kind': 'round',
+      'asz.lines': 3,
+      'asz.session': SESSION,
+      'asz.from_time': '2026-06-01T09:00:00.000Z',
+      'asz.through_time': '2026-06-01T09:10:00.000Z',
+      'asz.session.from_time': '2026-06-01T08:00:00.000Z',
+      'asz.session.through_time': '2026-06-01T09:10:00.000Z',
+      'asz.conversation.title': 'Fix the bug',
+      'asz.conversation.talks': 3,
+      'asz.conversation.steps': 40,
+      'asz.conversation.streams': 2,
+      'asz.conversation.segments': 1,
+      'asz.conversation.unresolved': 4,
+      'asz.conversation': 'conv-1',
+      'asz.round': 2,
       'asz.file.digest': createHash('sha256').update(bytes).digest('hex'),
     });
     expect(f.timeNs).toBe(timeNs('2026-06-01T09:10:00.000Z'));
@@ -122,16 +202,28 @@ describe('the request', () => {
     const f2 = describeRound('_conversations/c/rounds/r000002-x.sf', body2);
     const id = { serviceName: '', instanceId: 'me@here', layer: 'AI_AGENT' };
     const bytes = encodeLogsRequest([
-      { resource: resourceAttributes(id, 'Claude Code'), scope: scope(), items: [{ body: f1.bytes, timeNs: f1.timeNs, observedNs: 1n, attributes: f1.attributes }] },
-      { resource: resourceAttributes(id, 'Mock Agent'), scope: scope(), items: [{ body: f2.bytes, timeNs: undefined, observedNs: 123456789012345678n, attributes: f2.attributes }] },
+      {
+        resource: resourceAttributes(id, 'Claude Code'),
+        scope: scope(),
+        items: [{ body: f1.bytes, timeNs: f1.timeNs, observedNs: 1n, attributes: f1.attributes }],
+      },
+      {
+        resource: resourceAttributes(id, 'Mock Agent'),
+        scope: scope(),
+        items: [{ body: f2.bytes, timeNs: undefined, observedNs: 123456789012345678n, attributes: f2.attributes }],
+      },
     ]);
     const T = otlpTypes().ExportLogsServiceRequest;
     const o = T.toObject(T.decode(bytes), { longs: String }) as any;
     expect(o.resourceLogs).toHaveLength(2);
     const res = attrsOf(o.resourceLogs[0].resource.attributes);
     expect(res).toEqual({
-      'service.name': 'Claude Code', 'service.instance.id': 'me@here', 'service.layer': 'AI_AGENT',
-      'telemetry.sdk.name': 'aszcol', 'telemetry.sdk.version': expect.stringMatching(/^\d+\.\d+\.\d+/), 'telemetry.sdk.language': 'nodejs',
+      'service.name': 'Claude Code',
+      'service.instance.id': 'me@here',
+      'service.layer': 'AI_AGENT',
+      'telemetry.sdk.name': 'aszcol',
+      'telemetry.sdk.version': expect.stringMatching(/^\d+\.\d+\.\d+/),
+      'telemetry.sdk.language': 'nodejs',
     });
     expect(attrsOf(o.resourceLogs[1].resource.attributes)['service.name']).toBe('Mock Agent');
     expect(o.resourceLogs[0].scopeLogs[0].scope).toEqual({ name: SCOPE_NAME, version: res['telemetry.sdk.version'] });
@@ -148,16 +240,27 @@ describe('the request', () => {
     expect(Number(attrsOf(r2.attributes)['asz.round'])).toBe(2);
   });
 
-  test('a derived metrics request takes the exporter\'s resource and keeps everything else', () => {
+  test("a derived metrics request takes the exporter's resource and keeps everything else", () => {
     const T = otlpTypes().ExportMetricsServiceRequest;
-    const src = Buffer.from(T.encode(T.fromObject({ resourceMetrics: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] }, scopeMetrics: [{ scope: { name: 's' }, metrics: [{ name: 'm', sum: { dataPoints: [{ asDouble: 3 }] } }] }] }] })).finish());
+    const src = Buffer.from(
+      T.encode(
+        T.fromObject({
+          resourceMetrics: [
+            {
+              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
+              scopeMetrics: [{ scope: { name: 's' }, metrics: [{ name: 'm', sum: { dataPoints: [{ asDouble: 3 }] } }] }],
+            },
+          ],
+        }),
+      ).finish(),
+    );
     const out = withResource(src, resourceAttributes({ serviceName: 'X', instanceId: 'i', layer: 'L' }, 'Claude Code'));
     const o = T.toObject(T.decode(out)) as any;
     expect(attrsOf(o.resourceMetrics[0].resource.attributes)['service.name']).toBe('X');
     expect(o.resourceMetrics[0].scopeMetrics).toEqual((T.toObject(T.decode(src)) as any).resourceMetrics[0].scopeMetrics);
   });
 
-  test('the runtime is named from the landed header\'s adapter', () => {
+  test("the runtime is named from the landed header's adapter", () => {
     expect(runtimeOfAdapter('claude-code-local/0.1.0')).toBe('Claude Code');
     expect(runtimeOfAdapter('claude-code-otlp/0.1.0')).toBe('Claude Code');
     expect(runtimeOfAdapter('mock/1')).toBe('Mock Agent');
@@ -169,7 +272,11 @@ describe('configuration', () => {
   const v = (raw: unknown) => validateOtlpExporterConfig(raw, 'exporters.otlp/oap');
   const refused = (raw: unknown, path: string, re: RegExp) => {
     let err: unknown;
-    try { v(raw); } catch (e) { err = e; }
+    try {
+      v(raw);
+    } catch (e) {
+      err = e;
+    }
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).path).toBe(path);
     expect((err as ConfigError).reason).toMatch(re);
@@ -177,11 +284,29 @@ describe('configuration', () => {
 
   test('defaults', () => {
     const c = v({ endpoint: 'oap.skywalking:11800' });
-    expect(c).toMatchObject({ protocol: 'grpc', tls: false, compression: 'none', timeoutMs: 30_000, logs: true, metrics: true, batchBytes: 8 * 1024 * 1024, maxBytesPerMinute: 0, layer: 'AI_AGENT', serviceName: '', instanceId: '', headers: {} });
+    expect(c).toMatchObject({
+      protocol: 'grpc',
+      tls: false,
+      compression: 'none',
+      timeoutMs: 30_000,
+      logs: true,
+      metrics: true,
+      batchBytes: 8 * 1024 * 1024,
+      maxBytesPerMinute: 0,
+      layer: 'AI_AGENT',
+      serviceName: '',
+      instanceId: '',
+      headers: {},
+    });
     expect(endpointKey(c)).toBe('grpc://oap.skywalking:11800');
     expect(endpointKey(v({ endpoint: '[::1]:4317', tls: true }))).toBe('grpcs://[::1]:4317');
     expect(endpointKey(v({ protocol: 'http', endpoint: 'https://oap:12800/base/' }))).toBe('https://oap:12800/base');
-    expect(v({ endpoint: 'h:1', headers: { Authorization: 'Bearer x' }, batch_bytes: '1MiB', max_bytes_per_minute: '10MB', timeout: '2s' })).toMatchObject({ headers: { authorization: 'Bearer x' }, batchBytes: 1048576, maxBytesPerMinute: 10_000_000, timeoutMs: 2000 });
+    expect(v({ endpoint: 'h:1', headers: { Authorization: 'Bearer x' }, batch_bytes: '1MiB', max_bytes_per_minute: '10MB', timeout: '2s' })).toMatchObject({
+      headers: { authorization: 'Bearer x' },
+      batchBytes: 1048576,
+      maxBytesPerMinute: 10_000_000,
+      timeoutMs: 2000,
+    });
   });
 
   test('every refusal names its exact path', () => {
@@ -199,14 +324,20 @@ describe('configuration', () => {
     refused({ endpoint: 'h:1', colour: 'red' }, 'exporters.otlp/oap.colour', /unknown key/);
     refused({ endpoint: 'h:1', ca_file: '/nonexistent' }, 'exporters.otlp/oap.ca_file', /only over TLS/);
     refused({ endpoint: 'h:1', tls: true, ca_file: '/nonexistent/ca.pem' }, 'exporters.otlp/oap.ca_file', /cannot be read/);
-    refused({ endpoint: 'h:1', retry_on_failure: { initial_interval: '10s', max_interval: '1s' } }, 'exporters.otlp/oap.retry_on_failure.max_interval', /at least/);
+    refused(
+      { endpoint: 'h:1', retry_on_failure: { initial_interval: '10s', max_interval: '1s' } },
+      'exporters.otlp/oap.retry_on_failure.max_interval',
+      /at least/,
+    );
   });
 
   test('spool_retention: on by default, keep as a duration or whole days, receivers to stop waiting for; each refusal at its path', () => {
     expect(v({ endpoint: 'h:1' }).spoolRetention).toEqual({ enabled: true, keepMs: 0, ignoreReceivers: [] });
     expect(v({ endpoint: 'h:1', spool_retention: { keep: '7d' } }).spoolRetention.keepMs).toBe(7 * 86_400_000);
-    expect(v({ endpoint: 'h:1', spool_retention: { enabled: false, keep: '1h30m', ignore_receivers: ['grpc://old:4317', 'https://oap:12800/base', 'unknown'] } }).spoolRetention)
-      .toEqual({ enabled: false, keepMs: 5_400_000, ignoreReceivers: ['grpc://old:4317', 'https://oap:12800/base', 'unknown'] });
+    expect(
+      v({ endpoint: 'h:1', spool_retention: { enabled: false, keep: '1h30m', ignore_receivers: ['grpc://old:4317', 'https://oap:12800/base', 'unknown'] } })
+        .spoolRetention,
+    ).toEqual({ enabled: false, keepMs: 5_400_000, ignoreReceivers: ['grpc://old:4317', 'https://oap:12800/base', 'unknown'] });
     const P = 'exporters.otlp/oap.spool_retention';
     refused({ endpoint: 'h:1', spool_retention: { keep_sent: '1h' } }, `${P}.keep_sent`, /unknown key; allowed here: enabled, keep, ignore_receivers/);
     refused({ endpoint: 'h:1', spool_retention: 'forever' }, P, /must be a mapping/);
@@ -214,10 +345,22 @@ describe('configuration', () => {
     refused({ endpoint: 'h:1', spool_retention: { keep: 'a while' } }, `${P}.keep`, /duration such as 0s, 90m, 24h or 7d/);
     refused({ endpoint: 'h:1', spool_retention: { keep: -5 } }, `${P}.keep`, /duration/);
     refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: 'grpc://old:4317' } }, `${P}.ignore_receivers`, /list of strings/);
-    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://a:1', 'old:4317'] } }, `${P}.ignore_receivers[1]`, /as push\.state does: grpc:\/\/host:port/);
-    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['http://oap:12800/'] } }, `${P}.ignore_receivers[0]`, /without the trailing slash: "http:\/\/oap:12800"/);
+    refused(
+      { endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://a:1', 'old:4317'] } },
+      `${P}.ignore_receivers[1]`,
+      /as push\.state does: grpc:\/\/host:port/,
+    );
+    refused(
+      { endpoint: 'h:1', spool_retention: { ignore_receivers: ['http://oap:12800/'] } },
+      `${P}.ignore_receivers[0]`,
+      /without the trailing slash: "http:\/\/oap:12800"/,
+    );
     refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://a:1', 'grpc://a:1'] } }, `${P}.ignore_receivers[1]`, /listed twice/);
-    refused({ endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://h:1'] } }, `${P}.ignore_receivers[0]`, /this exporter's own receiver \(grpc:\/\/h:1\)/);
+    refused(
+      { endpoint: 'h:1', spool_retention: { ignore_receivers: ['grpc://h:1'] } },
+      `${P}.ignore_receivers[0]`,
+      /this exporter's own receiver \(grpc:\/\/h:1\)/,
+    );
   });
 });
 
@@ -225,11 +368,23 @@ describe('the rate budget', () => {
   function fakeClock() {
     let t = 0;
     const sleeps: number[] = [];
-    const clock: Clock = { now: () => t, sleep: async (ms) => { sleeps.push(ms); t += ms; } };
-    return { clock, sleeps, advance: (ms: number) => { t += ms; } };
+    const clock: Clock = {
+      now: () => t,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        t += ms;
+      },
+    };
+    return {
+      clock,
+      sleeps,
+      advance: (ms: number) => {
+        t += ms;
+      },
+    };
   }
 
-  test('starts full, refills continuously, never holds more than a minute\'s worth', async () => {
+  test("starts full, refills continuously, never holds more than a minute's worth", async () => {
     const { clock, sleeps, advance } = fakeClock();
     const b = new TokenBucket(6000, clock); // 100 bytes a second
     expect(await b.take(6000)).toBe(0);
@@ -260,7 +415,12 @@ describe('the rate budget', () => {
 
   test('an aborted wait takes nothing', async () => {
     const ac = new AbortController();
-    const clock: Clock = { now: () => 0, sleep: async () => { ac.abort(); } };
+    const clock: Clock = {
+      now: () => 0,
+      sleep: async () => {
+        ac.abort();
+      },
+    };
     const b = new TokenBucket(60, clock);
     await b.take(60);
     expect(await b.take(10, ac.signal)).toBeUndefined();
@@ -287,9 +447,13 @@ describe('answers', () => {
     expect(retryAfterMs('soon')).toBeUndefined();
     const t = otlpTypes();
     const info = t.RetryInfo.encode(t.RetryInfo.fromObject({ retryDelay: { seconds: 3, nanos: 500_000_000 } })).finish();
-    const st = Buffer.from(t.Status.encode({ code: 8, message: 'm', details: [{ type_url: 'type.googleapis.com/google.rpc.RetryInfo', value: info }] } as never).finish());
+    const st = Buffer.from(
+      t.Status.encode({ code: 8, message: 'm', details: [{ type_url: 'type.googleapis.com/google.rpc.RetryInfo', value: info }] } as never).finish(),
+    );
     expect(grpcRetryDelayMs(st)).toBe(3500);
-    const other = Buffer.from(t.Status.encode({ code: 8, message: 'm', details: [{ type_url: 'type.googleapis.com/google.rpc.DebugInfo', value: info }] } as never).finish());
+    const other = Buffer.from(
+      t.Status.encode({ code: 8, message: 'm', details: [{ type_url: 'type.googleapis.com/google.rpc.DebugInfo', value: info }] } as never).finish(),
+    );
     expect(grpcRetryDelayMs(other)).toBeUndefined();
     expect(grpcRetryDelayMs(Buffer.from('junk'))).toBeUndefined();
   });
@@ -301,7 +465,10 @@ describe('push.state', () => {
   test('records per endpoint, so a new endpoint has nothing sent; survives a reload', () => {
     const root = tempDir();
     const s = new PushState(root);
-    s.record('grpc://127.0.0.1:11800', [{ rel: 'a/streams/main/t-1.sd', digest: digest('a') }, { rel: 'with space/x.sd', digest: digest('b') }]);
+    s.record('grpc://127.0.0.1:11800', [
+      { rel: 'a/streams/main/t-1.sd', digest: digest('a') },
+      { rel: 'with space/x.sd', digest: digest('b') },
+    ]);
     s.record('http://127.0.0.1:4318', [{ rel: 'a/streams/main/t-1.sd', digest: digest('a') }]);
     const again = new PushState(root);
     expect([...again.sent('grpc://127.0.0.1:11800').keys()]).toEqual(['a/streams/main/t-1.sd', 'with space/x.sd']);

@@ -16,11 +16,20 @@ function withPush(src: string, push: string): string {
   return file;
 }
 
-describe('the scenario checker\'s push', () => {
-  test('pushes each format\'s root over gRPC and HTTP and finds every listed kind', () => {
-    const file = withPush(join(SHARED, 'conformance', 'scenarios', 'workflow.yaml'), '  kinds: [transcript, agent_meta, journal, workflow_manifest, workflow_script, round]\n');
+describe("the scenario checker's push", () => {
+  test("pushes each format's root over gRPC and HTTP and finds every listed kind", () => {
+    const file = withPush(
+      join(SHARED, 'conformance', 'scenarios', 'workflow.yaml'),
+      '  kinds: [transcript, agent_meta, journal, workflow_manifest, workflow_script, round]\n',
+    );
     const results = new ScenarioChecker(file, { formats: ['claude-code', 'sd'] }).run();
-    for (const r of results) expect({ format: r.format, status: r.status, failures: r.failures, unchecked: r.unchecked }).toEqual({ format: r.format, status: 'passed', failures: [], unchecked: [] });
+    for (const r of results)
+      expect({ format: r.format, status: r.status, failures: r.failures, unchecked: r.unchecked }).toEqual({
+        format: r.format,
+        status: 'passed',
+        failures: [],
+        unchecked: [],
+      });
   });
 
   test('a kind the push did not carry fails the scenario, over each transport', () => {

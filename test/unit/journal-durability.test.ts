@@ -40,11 +40,13 @@ describe('journal durability', () => {
 
   test('machine: no answer before the sync that covers it', async () => {
     const { j } = await opened('machine');
-    const ends = await Promise.all([1, 2, 3].map(async (n) => {
-      const end = await j.append('metrics', Buffer.alloc(100 * n, n), BigInt(n));
-      expect(j.durableEnd).toBeGreaterThanOrEqual(end);
-      return end;
-    }));
+    const ends = await Promise.all(
+      [1, 2, 3].map(async (n) => {
+        const end = await j.append('metrics', Buffer.alloc(100 * n, n), BigInt(n));
+        expect(j.durableEnd).toBeGreaterThanOrEqual(end);
+        return end;
+      }),
+    );
     expect(ends).toEqual([FRAME_BYTES + 100, 2 * FRAME_BYTES + 300, 3 * FRAME_BYTES + 600]);
     await j.idle();
     await j.close();
@@ -75,10 +77,12 @@ describe('journal durability', () => {
     const big = Buffer.alloc(4 * 1024 * 1024, 7);
     const n = Math.ceil(MAX_UNSYNCED_BYTES / big.length) + 2;
     // All in one turn: nothing is synced yet when they are taken, so the last ones are past the bound.
-    const answered = await Promise.all(Array.from({ length: n }, async (_, i) => {
-      const end = await j.append('logs', big, BigInt(i));
-      return { end, durable: j.durableEnd };
-    }));
+    const answered = await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const end = await j.append('logs', big, BigInt(i));
+        return { end, durable: j.durableEnd };
+      }),
+    );
     const past = answered.filter((a) => a.end > MAX_UNSYNCED_BYTES);
     expect(past.length).toBeGreaterThan(0);
     for (const a of past) expect(a.durable).toBeGreaterThanOrEqual(a.end);

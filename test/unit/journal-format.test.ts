@@ -1,7 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import {
-  FRAME_BYTES, entryFrame, nextGoodEntry, readEntry, segmentBase, segmentName,
-} from '../../src/receivers/claude-code-otlp/journal-format.js';
+import { FRAME_BYTES, entryFrame, nextGoodEntry, readEntry, segmentBase, segmentName } from '../../src/receivers/claude-code-otlp/journal-format.js';
 
 const entry = (signal: 'logs' | 'metrics' | 'traces', body: string, at = 1n) => Buffer.concat([entryFrame(signal, at, Buffer.from(body)), Buffer.from(body)]);
 

@@ -33,13 +33,19 @@ class ListSink implements EntrySink {
 
 function recorder() {
   const lines: string[] = [];
-  return { lines, log: (level: string, msg: string) => { lines.push(`${level}: ${msg}`); } };
+  return {
+    lines,
+    log: (level: string, msg: string) => {
+      lines.push(`${level}: ${msg}`);
+    },
+  };
 }
 
 describe('the landing journal reader', () => {
-  test('reads every entry to the synced end, with each entry\'s position', () => {
+  test("reads every entry to the synced end, with each entry's position", () => {
     const dir = tempDir();
-    const a = entry('first'), b = entry('second');
+    const a = entry('first'),
+      b = entry('second');
     writeFileSync(join(dir, segmentName(0)), Buffer.concat([a, b]));
     const r = new JournalReader(dir, 0, a.length + b.length, recorder().log);
     const sink = new ListSink();
@@ -51,7 +57,9 @@ describe('the landing journal reader', () => {
 
   test('stops at a damaged entry, keeps it aside and resumes at the next good one', () => {
     const dir = tempDir();
-    const a = entry('good one'), bad = entry('damaged in the middle'), c = entry('good again');
+    const a = entry('good one'),
+      bad = entry('damaged in the middle'),
+      c = entry('good again');
     bad[bad.length - 3] ^= 0xff;
     writeFileSync(join(dir, segmentName(0)), Buffer.concat([a, bad, c]));
     const { log, lines } = recorder();
@@ -70,7 +78,9 @@ describe('the landing journal reader', () => {
 
   test('an entry the sink cannot take is quarantined too, and reading goes on', () => {
     const dir = tempDir();
-    const a = entry('a'), b = entry('refused'), c = entry('c');
+    const a = entry('a'),
+      b = entry('refused'),
+      c = entry('c');
     writeFileSync(join(dir, segmentName(0)), Buffer.concat([a, b, c]));
     const r = new JournalReader(dir, 0, a.length + b.length + c.length, recorder().log);
     const sink = new ListSink('refused');
@@ -101,7 +111,8 @@ describe('the landing journal reader', () => {
 
   test('reads only to the synced end it knows, and on once told of a later one', () => {
     const dir = tempDir();
-    const a = entry('a'), b = entry('b');
+    const a = entry('a'),
+      b = entry('b');
     writeFileSync(join(dir, segmentName(0)), Buffer.concat([a, b]));
     const r = new JournalReader(dir, 0, a.length, recorder().log);
     const sink = new ListSink();
@@ -129,7 +140,8 @@ describe('the landing journal reader', () => {
 
   test('a checkpoint writes landed.state and removes the segments wholly before it, never the last', () => {
     const dir = tempDir();
-    const a = entry('a'), b = entry('b');
+    const a = entry('a'),
+      b = entry('b');
     writeFileSync(join(dir, segmentName(0)), a);
     writeFileSync(join(dir, segmentName(a.length)), b);
     const r = new JournalReader(dir, 0, a.length + b.length, recorder().log);

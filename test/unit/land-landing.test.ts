@@ -53,7 +53,11 @@ describe('the landing orchestrator', () => {
     const { landing, sent, progress } = start(root, j.dir, j.end);
     expect(sent[0]).toEqual({ op: 'ready', spoolBytes: 0 });
     expect(await eventually(() => progress().some((p) => p.landedThrough === j.end), 5000, 5)).toBe(true);
-    const total = progress().reduce((t, p) => ({ files: t.files + p.files, records: t.records + p.records, spool: t.spool + p.spoolFiles }), { files: 0, records: 0, spool: 0 });
+    const total = progress().reduce((t, p) => ({ files: t.files + p.files, records: t.records + p.records, spool: t.spool + p.spoolFiles }), {
+      files: 0,
+      records: 0,
+      spool: 0,
+    });
     expect(total).toEqual({ files: 1, records: 5, spool: 1 });
     expect(readdirSync(otlpDir(root, SESSION)).filter((n) => n.endsWith('.sd'))).toHaveLength(1);
     expect(new MetricsSpool(root).list('received').map((f) => f.name)).toEqual([expect.stringMatching(/-000001-otlp\.pb$/)]);
@@ -76,7 +80,9 @@ describe('the landing orchestrator', () => {
       const p = progress()[progress().length - 1]!;
       expect(p).toMatchObject({ landedThrough: 0, waitingSessions: 1 });
       expect(existsSync(join(j.dir, LANDED_STATE))).toBe(false);
-      expect(sent).toContainEqual(expect.objectContaining({ op: 'log', level: 'warn', msg: expect.stringContaining(`session ${SESSION} is locked by another collector`) }));
+      expect(sent).toContainEqual(
+        expect.objectContaining({ op: 'log', level: 'warn', msg: expect.stringContaining(`session ${SESSION} is locked by another collector`) }),
+      );
     } finally {
       other.release();
     }

@@ -23,9 +23,15 @@ describe('a landing round', () => {
     const { log, lines } = recordingLog();
     const round = new Round(log);
     const outcomes: (Error | undefined | 'pending')[] = ['pending', 'pending', 'pending'];
-    round.add(join(dir, 'a.sd'), ['one ', Buffer.from('two')], (err) => { outcomes[0] = err; });
-    round.add(join(dir, 'b.sd'), [], (err) => { outcomes[1] = err; });
-    round.add(join(dir, 'c.sd'), ['x'.repeat(100_000)], (err) => { outcomes[2] = err; });
+    round.add(join(dir, 'a.sd'), ['one ', Buffer.from('two')], (err) => {
+      outcomes[0] = err;
+    });
+    round.add(join(dir, 'b.sd'), [], (err) => {
+      outcomes[1] = err;
+    });
+    round.add(join(dir, 'c.sd'), ['x'.repeat(100_000)], (err) => {
+      outcomes[2] = err;
+    });
     expect(round.size).toBe(3);
     await round.land();
     expect(outcomes).toEqual([undefined, undefined, undefined]);
@@ -43,7 +49,12 @@ describe('a landing round', () => {
     const { log } = recordingLog();
     const round = new Round(log);
     const outcomes = new Map<string, Error | undefined>();
-    for (const [name, path] of [['first', join(dir, 'first.sd')], ['taken', join(dir, 'taken.sd')], ['nodir', join(dir, 'gone', 'x.sd')], ['last', join(dir, 'last.sd')]] as const) {
+    for (const [name, path] of [
+      ['first', join(dir, 'first.sd')],
+      ['taken', join(dir, 'taken.sd')],
+      ['nodir', join(dir, 'gone', 'x.sd')],
+      ['last', join(dir, 'last.sd')],
+    ] as const) {
       round.add(path, [`${name}\n`], (err) => outcomes.set(name, err));
     }
     await round.land();
@@ -62,7 +73,10 @@ describe('a landing round', () => {
     const round = new Round(recordingLog().log);
     let ok = 0;
     for (let d = 0; d < 3; d++) mkdirSync(join(root, `d${d}`));
-    for (let i = 0; i < 300; i++) round.add(join(root, `d${i % 3}`, `f${i}.pb`), [String(i)], (err) => { if (!err) ok++; });
+    for (let i = 0; i < 300; i++)
+      round.add(join(root, `d${i % 3}`, `f${i}.pb`), [String(i)], (err) => {
+        if (!err) ok++;
+      });
     await round.land();
     expect(ok).toBe(300);
     expect(readdirSync(join(root, 'd1'))).toHaveLength(100);
@@ -85,6 +99,9 @@ describe('inFlight', () => {
     });
     expect(most).toBe(3);
     expect(seen.sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(failed.map(([n, e]) => [n, e.message])).toEqual([[3, 'no 3'], [6, 'no 6']]);
+    expect(failed.map(([n, e]) => [n, e.message])).toEqual([
+      [3, 'no 3'],
+      [6, 'no 6'],
+    ]);
   });
 });

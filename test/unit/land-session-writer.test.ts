@@ -23,7 +23,9 @@ afterAll(cleanupTemp);
 const SESSION = '0b5e8f0e-5a8e-4f6c-9d51-2f1d7c3a9e01';
 const T0 = BigInt(Date.UTC(2026, 10, 30, 5, 14, 12)) * 1_000_000n;
 const lines: string[] = [];
-const log = (level: string, msg: string) => { lines.push(`${level}: ${msg}`); };
+const log = (level: string, msg: string) => {
+  lines.push(`${level}: ${msg}`);
+};
 
 /** One logs request's records (5 of them) for SESSION, as the reader would hand them over. */
 function workFor(tag: string, at = 0): SessionWork {
@@ -42,11 +44,14 @@ async function land(writer: SessionWriter, work: SessionWork): Promise<boolean |
 
 function landedFiles(root: string) {
   const dir = otlpDir(root, SESSION);
-  return readdirSync(dir).filter((n) => n.endsWith('.sd')).sort().map((n) => ({ name: n, ...readSessionData(join(dir, n)) }));
+  return readdirSync(dir)
+    .filter((n) => n.endsWith('.sd'))
+    .sort()
+    .map((n) => ({ name: n, ...readSessionData(join(dir, n)) }));
 }
 
 describe('the landing session writer', () => {
-  test('a first file starts the stream: seq 1, ord from 1, off from 0, each record\'s off after the one before', async () => {
+  test("a first file starts the stream: seq 1, ord from 1, off from 0, each record's off after the one before", async () => {
     const root = tempDir();
     let ns = T0;
     const writer = new SessionWriter(root, log, () => (ns += 1_000_000n));
@@ -85,7 +90,12 @@ describe('the landing session writer', () => {
     expect(state.get('next_seq')).toBe('2');
     const [a] = landedFiles(root);
     const last = a!.records[4]!;
-    expect(loadCursor(join(otlpDir(root, SESSION), 'otlp_log.cursor'))).toMatchObject({ kind: 'append', ord: 5, offset: last.off + last.bytes + 1, last_seq: 1 });
+    expect(loadCursor(join(otlpDir(root, SESSION), 'otlp_log.cursor'))).toMatchObject({
+      kind: 'append',
+      ord: 5,
+      offset: last.off + last.bytes + 1,
+      last_seq: 1,
+    });
 
     // Another writer landed files of its own in the session meanwhile and moved the counter.
     writeFileSync(sessionStatePath(root, SESSION), 'schema     1\nnext_seq   50\nliveness   unknown\nlast_scan  2026-11-30T05:14:12Z\n');

@@ -20,7 +20,9 @@ afterAll(cleanupTemp);
 const STAMP = '20261130T051412.000000000Z';
 const AT_NS = BigInt(Date.UTC(2026, 10, 30, 5, 14, 12)) * 1_000_000n;
 const lines: string[] = [];
-const log = (level: string, msg: string) => { lines.push(`${level}: ${msg}`); };
+const log = (level: string, msg: string) => {
+  lines.push(`${level}: ${msg}`);
+};
 
 function requests(n: number, size = 10): SpoolWork[] {
   return Array.from({ length: n }, (_, i) => ({ at: i * 100, receivedAtNs: AT_NS, body: Buffer.alloc(size, i) }));
@@ -35,10 +37,13 @@ async function land(w: SpoolWriter, work: SpoolWork[]): Promise<SpoolWork[] | un
   return finish();
 }
 
-const received = (dir: string) => readdirSync(dir).filter((n) => MetricsSpool.receivedSeq(n) !== undefined).sort();
+const received = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => MetricsSpool.receivedSeq(n) !== undefined)
+    .sort();
 
 describe('the landing spool writer', () => {
-  test('numbers new files above the highest number on disk, and counts every spool file\'s bytes', async () => {
+  test("numbers new files above the highest number on disk, and counts every spool file's bytes", async () => {
     const root = tempDir();
     const spool = new MetricsSpool(root);
     mkdirSync(spool.dir, { recursive: true });
@@ -54,7 +59,7 @@ describe('the landing spool writer', () => {
     expect(w.bytes).toBe(170);
   });
 
-  test('numbers new files above spool.state\'s next_seq when it is ahead of the disk (sent files removed)', async () => {
+  test("numbers new files above spool.state's next_seq when it is ahead of the disk (sent files removed)", async () => {
     const root = tempDir();
     const spool = new MetricsSpool(root);
     mkdirSync(spool.dir, { recursive: true });
@@ -94,10 +99,15 @@ describe('the landing spool writer', () => {
     await land(w, requests(1));
     w.flush();
     const kv = parseKv(readFileSync(w.spool.statePath, 'utf8'));
-    expect([...kv.entries()]).toEqual([['schema', '1'], ['next_seq', '5'], ['removed', '2'], ['removed_at', '2026-11-30T05:14:12.000Z']]);
+    expect([...kv.entries()]).toEqual([
+      ['schema', '1'],
+      ['next_seq', '5'],
+      ['removed', '2'],
+      ['removed_at', '2026-11-30T05:14:12.000Z'],
+    ]);
   });
 
-  test('while another collector holds the spool\'s lock nothing is written and the work is not taken; open gives up with a clear error', async () => {
+  test("while another collector holds the spool's lock nothing is written and the work is not taken; open gives up with a clear error", async () => {
     const root = tempDir();
     const w = new SpoolWriter(root, log);
     w.open(0);
@@ -127,7 +137,7 @@ describe('the landing spool writer', () => {
     expect(existsSync(w.spool.lockPath)).toBe(false);
   });
 
-  test('open clears temporary files a dead receiver left, and keeps a live one\'s', () => {
+  test("open clears temporary files a dead receiver left, and keeps a live one's", () => {
     const root = tempDir();
     const spool = new MetricsSpool(root);
     mkdirSync(spool.dir, { recursive: true });

@@ -26,12 +26,22 @@ function stepAttribute(r: PlainReader, into: PlainObject): void {
 describe('each decode keeps its own read position', () => {
   // Two records of different shapes and lengths, so their fields never line up byte for byte.
   const a = logsRequest([ccLogRecord('session-a', { name: 'api_request', seq: 1, timeMs: 1_796_015_652_000, attrs: apiRequestAttrs('p-a', 'req-a') })]);
-  const b = logsRequest([ccLogRecord('session-bbbbbbbbbbbbbbbbbbbbbbbb', { name: 'tool_result', seq: 22, timeMs: 1_796_015_653_000, attrs: toolResultAttrs('p-b', 'toolu-b', 'req-b') })]);
+  const b = logsRequest([
+    ccLogRecord('session-bbbbbbbbbbbbbbbbbbbbbbbb', {
+      name: 'tool_result',
+      seq: 22,
+      timeMs: 1_796_015_653_000,
+      attrs: toolResultAttrs('p-b', 'toolu-b', 'req-b'),
+    }),
+  ]);
 
   test('two plain readers alive at once, stepped in turn, each read their own record exactly', () => {
-    const ra = onlyRecord(a), rb = onlyRecord(b);
-    const readerA = new PlainReader(a, ra.start), readerB = new PlainReader(b, rb.start);
-    const gotA: PlainObject = {}, gotB: PlainObject = {};
+    const ra = onlyRecord(a),
+      rb = onlyRecord(b);
+    const readerA = new PlainReader(a, ra.start),
+      readerB = new PlainReader(b, rb.start);
+    const gotA: PlainObject = {},
+      gotB: PlainObject = {};
     while (readerA.at < ra.end || readerB.at < rb.end) {
       if (readerA.at < ra.end) stepAttribute(readerA, gotA);
       if (readerB.at < rb.end) stepAttribute(readerB, gotB);
@@ -47,7 +57,8 @@ describe('each decode keeps its own read position', () => {
   });
 
   test('a whole decode of another buffer in the middle of one does not move it', () => {
-    const ra = onlyRecord(a), rb = onlyRecord(b);
+    const ra = onlyRecord(a),
+      rb = onlyRecord(b);
     const readerA = new PlainReader(a, ra.start);
     const gotA: PlainObject = {};
     stepAttribute(readerA, gotA);
@@ -61,10 +72,13 @@ describe('each decode keeps its own read position', () => {
   });
 
   test('two wire walkers alive at once, stepped in turn, find the same fields as each alone', () => {
-    const x = ccLogsRequest('s1'), y = ccLogsRequest('another-session', 7);
+    const x = ccLogsRequest('s1'),
+      y = ccLogsRequest('another-session', 7);
     const top = (buf: Buffer) => lengthDelimitedFields(buf)[0]!;
-    const tx = top(x), ty = top(y);
-    const wx = new WireWalker(x, false, [], new Int16Array(0)), wy = new WireWalker(y, false, [], new Int16Array(0));
+    const tx = top(x),
+      ty = top(y);
+    const wx = new WireWalker(x, false, [], new Int16Array(0)),
+      wy = new WireWalker(y, false, [], new Int16Array(0));
     wx.at = tx.start;
     wy.at = ty.start;
     const seen = { x: [] as { id: number; start: number; end: number }[], y: [] as { id: number; start: number; end: number }[] };
@@ -86,7 +100,9 @@ describe('each decode keeps its own read position', () => {
     const T = otlpTypes();
     const good = ccLogsRequest('s1');
     const before = validateMessage(good, T.ExportLogsServiceRequest, [T.LogRecord], 0, good.length, { envelope: true }).counts;
-    expect(() => validateMessage(good.subarray(0, good.length - 5), T.ExportLogsServiceRequest, [T.LogRecord], 0, good.length - 5, { envelope: true })).toThrow(WireError);
+    expect(() => validateMessage(good.subarray(0, good.length - 5), T.ExportLogsServiceRequest, [T.LogRecord], 0, good.length - 5, { envelope: true })).toThrow(
+      WireError,
+    );
     // An unknown top-level field is refused only in an envelope: the failed walk's envelope flag must not linger.
     const extra = Buffer.concat([good, Buffer.from([0x10, 0x01])]);
     expect(() => validateMessage(extra, T.ExportLogsServiceRequest, [], 0, extra.length, { envelope: true })).toThrow(/not part of an OTLP export request/);

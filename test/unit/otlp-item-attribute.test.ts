@@ -12,7 +12,6 @@ import { requestType } from '../../src/otlp/proto.js';
 import { checkedRequest } from '../../src/otlp/codec.js';
 import { rng } from '../helpers/rng.js';
 
-
 type KV = { key: string; value?: object };
 
 /** Attributes with the session key placed (or not) in one of the ways that matter. */
@@ -34,9 +33,11 @@ function attrs(r: () => number, tag: string): KV[] {
 
 function request(signal: 'logs' | 'traces', r: () => number): Buffer {
   const resources = Array.from({ length: 1 + Math.floor(r() * 3) }, (_, i) => {
-    const items = Array.from({ length: Math.floor(r() * 4) }, (_, j) => (signal === 'logs'
-      ? { timeUnixNano: 1, attributes: attrs(r, `${i}-${j}`) }
-      : { traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2), name: 'x', attributes: attrs(r, `${i}-${j}`) }));
+    const items = Array.from({ length: Math.floor(r() * 4) }, (_, j) =>
+      signal === 'logs'
+        ? { timeUnixNano: 1, attributes: attrs(r, `${i}-${j}`) }
+        : { traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2), name: 'x', attributes: attrs(r, `${i}-${j}`) },
+    );
     const scopes = [signal === 'logs' ? { logRecords: items } : { spans: items }];
     const resource = r() < 0.8 ? { resource: { attributes: attrs(r, `r${i}`) } } : {};
     return signal === 'logs' ? { ...resource, scopeLogs: scopes } : { ...resource, scopeSpans: scopes };
@@ -49,7 +50,8 @@ describe('the session of each item, read from the bytes', () => {
   for (const signal of ['logs', 'traces'] as const) {
     test(`${signal}: agrees with the full decoding on 400 generated requests`, () => {
       const r = rng(signal === 'logs' ? 3 : 5);
-      let seen = 0, found = 0;
+      let seen = 0,
+        found = 0;
       for (let n = 0; n < 400; n++) {
         const body = request(signal, r);
         checkedRequest(signal, body, 'protobuf'); // the scan runs only on checked bytes
@@ -68,10 +70,16 @@ describe('the session of each item, read from the bytes', () => {
 
   test('the resource of a record is its own: two resources do not lend each other a session', () => {
     const T = requestType('logs');
-    const body = Buffer.from(T.encode(T.fromObject({ resourceLogs: [
-      { resource: { attributes: [{ key: 'session.id', value: { stringValue: 'S-R1' } }] }, scopeLogs: [{ logRecords: [{ timeUnixNano: 1 }] }] },
-      { scopeLogs: [{ logRecords: [{ timeUnixNano: 2 }, { timeUnixNano: 3, attributes: [{ key: 'session.id', value: { stringValue: 'S-own' } }] }] }] },
-    ] })).finish());
+    const body = Buffer.from(
+      T.encode(
+        T.fromObject({
+          resourceLogs: [
+            { resource: { attributes: [{ key: 'session.id', value: { stringValue: 'S-R1' } }] }, scopeLogs: [{ logRecords: [{ timeUnixNano: 1 }] }] },
+            { scopeLogs: [{ logRecords: [{ timeUnixNano: 2 }, { timeUnixNano: 3, attributes: [{ key: 'session.id', value: { stringValue: 'S-own' } }] }] }] },
+          ],
+        }),
+      ).finish(),
+    );
     expect(itemStringAttribute('logs', body, 'session.id')).toEqual(['S-R1', undefined, 'S-own']);
   });
 });

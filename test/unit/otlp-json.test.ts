@@ -4,14 +4,20 @@ import { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, A
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
-  JsonLogsSerializer, ProtobufLogsSerializer, JsonMetricsSerializer, ProtobufMetricsSerializer, JsonTraceSerializer, ProtobufTraceSerializer,
+  JsonLogsSerializer,
+  ProtobufLogsSerializer,
+  JsonMetricsSerializer,
+  ProtobufMetricsSerializer,
+  JsonTraceSerializer,
+  ProtobufTraceSerializer,
 } from '@opentelemetry/otlp-transformer';
 import { otlpJsonToProtobuf, protobufToOtlpJson, OtlpJsonError, toOtlpJson } from '../../src/otlp/json.js';
 import { checkedRequest, type OtlpRequestError } from '../../src/otlp/codec.js';
 import { otlpTypes, requestType, type Signal } from '../../src/otlp/proto.js';
 import { ccLogsRequest, ccMetricsRequest } from '../helpers/otlp.js';
 
-const decoded = (signal: Signal, bytes: Uint8Array) => requestType(signal).toObject(requestType(signal).decode(bytes), { longs: String, bytes: String, enums: Number });
+const decoded = (signal: Signal, bytes: Uint8Array) =>
+  requestType(signal).toObject(requestType(signal).decode(bytes), { longs: String, bytes: String, enums: Number });
 const resource = resourceFromAttributes({ 'service.name': 'claude-code', 'service.version': '2.1.328' });
 
 /** Log records made by the OpenTelemetry JS SDK itself, with every kind of attribute value. */
@@ -20,7 +26,10 @@ async function sdkLogRecords() {
   const provider = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter } as never)] });
   const logger = provider.getLogger('com.anthropic.claude_code.events', '2.1.328');
   logger.emit({
-    body: 'claude_code.api_request', severityNumber: 9, severityText: 'INFO', timestamp: new Date('2026-11-30T05:14:12.498Z'),
+    body: 'claude_code.api_request',
+    severityNumber: 9,
+    severityText: 'INFO',
+    timestamp: new Date('2026-11-30T05:14:12.498Z'),
     attributes: { 'session.id': 'S-1', request_id: 'req_1', input_tokens: 100, cost_usd: 0.00136, ok: true, list: ['a', 'b'], nested: { deep: 1 } as never },
   });
   logger.emit({ body: { kv: 'map', n: 3 } as never, attributes: { 'session.id': 'S-1', big: 2 ** 60 } });
@@ -55,7 +64,7 @@ async function sdkSpans() {
 }
 
 describe('OTLP/JSON', () => {
-  test('the SDK\'s own JSON, converted, equals the SDK\'s own protobuf (logs, metrics, traces)', async () => {
+  test("the SDK's own JSON, converted, equals the SDK's own protobuf (logs, metrics, traces)", async () => {
     const logs = await sdkLogRecords();
     const metrics = await sdkMetrics();
     const spans = await sdkSpans();
@@ -73,7 +82,10 @@ describe('OTLP/JSON', () => {
   });
 
   test('protobuf → JSON → protobuf keeps every field (Claude-Code-shaped requests)', () => {
-    for (const [signal, pb] of [['logs', ccLogsRequest('S-1')], ['metrics', ccMetricsRequest('S-1', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 })]] as const) {
+    for (const [signal, pb] of [
+      ['logs', ccLogsRequest('S-1')],
+      ['metrics', ccMetricsRequest('S-1', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 })],
+    ] as const) {
       const T = requestType(signal);
       const json = protobufToOtlpJson(T, pb);
       expect(Buffer.from(otlpJsonToProtobuf(T, JSON.parse(json))).equals(pb)).toBe(true);
@@ -83,16 +95,35 @@ describe('OTLP/JSON', () => {
   test('ids are hex, 64-bit integers decimal strings, enums integers; snake_case keys and enum names are accepted', () => {
     const T = requestType('logs');
     const req = {
-      resource_logs: [{ scopeLogs: [{ log_records: [{
-        timeUnixNano: '1796015652148000000', observed_time_unix_nano: 1796015652148, severityNumber: 'SEVERITY_NUMBER_WARN',
-        traceId: '5B8EFFF798038103D269B633813FC60C', spanId: 'eee19b7ec3c1b174', body: { bytesValue: 'AAEC' }, extra_unknown: { ignored: true },
-      }] }] }],
+      resource_logs: [
+        {
+          scopeLogs: [
+            {
+              log_records: [
+                {
+                  timeUnixNano: '1796015652148000000',
+                  observed_time_unix_nano: 1796015652148,
+                  severityNumber: 'SEVERITY_NUMBER_WARN',
+                  traceId: '5B8EFFF798038103D269B633813FC60C',
+                  spanId: 'eee19b7ec3c1b174',
+                  body: { bytesValue: 'AAEC' },
+                  extra_unknown: { ignored: true },
+                },
+              ],
+            },
+          ],
+        },
+      ],
     };
     const back = toOtlpJson(T, T.decode(otlpJsonToProtobuf(T, req))) as { resourceLogs: { scopeLogs: { logRecords: Record<string, unknown>[] }[] }[] };
     const r = back.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!;
     expect(r).toEqual({
-      timeUnixNano: '1796015652148000000', observedTimeUnixNano: '1796015652148', severityNumber: 13,
-      traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', body: { bytesValue: 'AAEC' },
+      timeUnixNano: '1796015652148000000',
+      observedTimeUnixNano: '1796015652148',
+      severityNumber: 13,
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId: 'eee19b7ec3c1b174',
+      body: { bytesValue: 'AAEC' },
     });
   });
 
@@ -106,7 +137,9 @@ describe('OTLP/JSON', () => {
     expect(bad({ traceId: 'not-hex' })).toThrow(`${at}.traceId: expected a hex-encoded id`);
     expect(bad({ severityNumber: 'LOUD' })).toThrow(`${at}.severityNumber: expected an enum value of SeverityNumber`);
     expect(bad({ attributes: {} })).toThrow(`${at}.attributes: expected an array`);
-    expect(bad({ attributes: [{ key: 'k', value: { stringValue: 'a', intValue: '1' } }] })).toThrow(`${at}.attributes[0].value.intValue: only one of value may be set`);
+    expect(bad({ attributes: [{ key: 'k', value: { stringValue: 'a', intValue: '1' } }] })).toThrow(
+      `${at}.attributes[0].value.intValue: only one of value may be set`,
+    );
     expect(bad({ body: { stringValue: 5 } })).toThrow(`${at}.body.stringValue: expected a string, got number 5`);
     expect(bad({ flags: 2 ** 33 })).toThrow(`${at}.flags: 8589934592 is out of range for fixed32`);
     expect(() => otlpJsonToProtobuf(T, [1, 2])).toThrow(OtlpJsonError);
@@ -123,7 +156,10 @@ describe('OTLP/JSON', () => {
       return undefined;
     };
     expect(reason('{"resourceMetrics": [')).toEqual(['bad_json', expect.stringMatching(/^the body is not JSON/)]);
-    expect(reason('{"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"name": 7}]}]}]}')).toEqual(['bad_json', 'not an OTLP metrics request: resourceMetrics[0].scopeMetrics[0].metrics[0].name: expected a string, got number 7']);
+    expect(reason('{"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"name": 7}]}]}]}')).toEqual([
+      'bad_json',
+      'not an OTLP metrics request: resourceMetrics[0].scopeMetrics[0].metrics[0].name: expected a string, got number 7',
+    ]);
     expect(reason('{}')).toBeUndefined();
     expect(otlpTypes().Status).toBeDefined();
   });

@@ -42,16 +42,28 @@ describe('a pushed record written directly', () => {
     let n = 0;
     for (let i = 0; i < 300; i++) {
       const rec = {
-        timeUnixNano: pick(r, [0, 1_796_015_652_148_000_000]), observedTimeUnixNano: pick(r, [0, 1_796_015_652_149_000_000]),
-        severityNumber: pick(r, [0, 9]), severityText: pick(r, ['', 'INFO']), body: r() < 0.7 ? value(r) : undefined,
-        attributes: attributes(r), eventName: pick(r, ['', 'claude_code.tool_result']),
-        traceId: r() < 0.3 ? Buffer.alloc(16, 3) : undefined, spanId: r() < 0.3 ? Buffer.alloc(8, 4) : undefined, flags: pick(r, [0, 1]),
+        timeUnixNano: pick(r, [0, 1_796_015_652_148_000_000]),
+        observedTimeUnixNano: pick(r, [0, 1_796_015_652_149_000_000]),
+        severityNumber: pick(r, [0, 9]),
+        severityText: pick(r, ['', 'INFO']),
+        body: r() < 0.7 ? value(r) : undefined,
+        attributes: attributes(r),
+        eventName: pick(r, ['', 'claude_code.tool_result']),
+        traceId: r() < 0.3 ? Buffer.alloc(16, 3) : undefined,
+        spanId: r() < 0.3 ? Buffer.alloc(8, 4) : undefined,
+        flags: pick(r, [0, 1]),
       };
       const logs = Buffer.from(L.encode(L.fromObject({ resourceLogs: [{ scopeLogs: [{ logRecords: [rec] }] }] })).finish());
       const span = {
-        traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2), name: pick(r, ['claude_code.tool', '', 'x"y']), kind: pick(r, [0, 1, 3]),
-        startTimeUnixNano: pick(r, [0, 1_796_015_652_148_000_000]), endTimeUnixNano: pick(r, [0, 1_796_015_652_150_000_000]), attributes: attributes(r),
-        events: r() < 0.3 ? [{ name: 'e', timeUnixNano: 5, attributes: attributes(r) }] : [], status: r() < 0.3 ? { code: 2, message: 'bad' } : undefined,
+        traceId: Buffer.alloc(16, 1),
+        spanId: Buffer.alloc(8, 2),
+        name: pick(r, ['claude_code.tool', '', 'x"y']),
+        kind: pick(r, [0, 1, 3]),
+        startTimeUnixNano: pick(r, [0, 1_796_015_652_148_000_000]),
+        endTimeUnixNano: pick(r, [0, 1_796_015_652_150_000_000]),
+        attributes: attributes(r),
+        events: r() < 0.3 ? [{ name: 'e', timeUnixNano: 5, attributes: attributes(r) }] : [],
+        status: r() < 0.3 ? { code: 2, message: 'bad' } : undefined,
       };
       const traces = Buffer.from(T.encode(T.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] })).finish());
       for (const [item, converted] of [

@@ -26,7 +26,9 @@ describe('strict protobuf reading', () => {
     expect(checkedRequest('logs', ccLogsRequest('s1'), 'protobuf').items).toBe(5);
     // session.count, cost.usage and four token.usage points (input, output, cacheRead, cacheCreation)
     expect(checkedRequest('metrics', ccMetricsRequest('s1', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 }), 'protobuf').items).toBe(6);
-    expect(checkedRequest('metrics', ccMetricsRequest('s1', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 }, Date.now(), 10), 'protobuf').items).toBe(16);
+    expect(checkedRequest('metrics', ccMetricsRequest('s1', { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 }, Date.now(), 10), 'protobuf').items).toBe(
+      16,
+    );
     expect(checkedRequest('logs', Buffer.alloc(0), 'protobuf').items).toBe(0);
   });
 
@@ -52,7 +54,9 @@ describe('strict protobuf reading', () => {
   });
 
   test('an export request is an envelope: a field it does not define is refused at its top only', () => {
-    expect(() => checkedRequest('metrics', Buffer.concat([ld(4, Buffer.from('xyz'))]), 'protobuf')).toThrow(/#4: field 4 is not part of an OTLP export request/);
+    expect(() => checkedRequest('metrics', Buffer.concat([ld(4, Buffer.from('xyz'))]), 'protobuf')).toThrow(
+      /#4: field 4 is not part of an OTLP export request/,
+    );
     expect(checkedRequest('metrics', ld(1, ld(4, Buffer.from('xyz'))), 'protobuf').items).toBe(0);
   });
 
@@ -87,9 +91,15 @@ describe('strict protobuf reading', () => {
 
   test('packed repeated values must divide evenly', () => {
     const T = otlpTypes().ExportMetricsServiceRequest;
-    const ok = Buffer.from(T.encode(T.fromObject({
-      resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'h', histogram: { dataPoints: [{ count: 3, bucketCounts: [1, 2], explicitBounds: [1.5] }] } }] }] }],
-    })).finish());
+    const ok = Buffer.from(
+      T.encode(
+        T.fromObject({
+          resourceMetrics: [
+            { scopeMetrics: [{ metrics: [{ name: 'h', histogram: { dataPoints: [{ count: 3, bucketCounts: [1, 2], explicitBounds: [1.5] }] } }] }] },
+          ],
+        }),
+      ).finish(),
+    );
     expect(checkedRequest('metrics', ok, 'protobuf').items).toBe(1);
     // HistogramDataPoint.bucket_counts (fixed64, packed) with 7 bytes.
     const point = ld(6, Buffer.alloc(7));

@@ -68,7 +68,9 @@ describe('how pipelines compose, as the service and the one-shot commands both r
   });
 
   test('the one-shot commands take the local receiver named claude_code_local, else the first of its type, else the defaults', () => {
-    const two = read('receivers:\n  claude_code_local/a: { source_root: /a }\n  claude_code_local: { source_root: /plain }\nservice:\n  pipelines:\n    sessions: { receivers: [claude_code_local/a, claude_code_local] }\n');
+    const two = read(
+      'receivers:\n  claude_code_local/a: { source_root: /a }\n  claude_code_local: { source_root: /plain }\nservice:\n  pipelines:\n    sessions: { receivers: [claude_code_local/a, claude_code_local] }\n',
+    );
     expect(localReceiverConfig(two).sourceRoot).toBe('/plain');
     const named = read('receivers:\n  claude_code_local/a: { source_root: /a }\nservice:\n  pipelines:\n    sessions: { receivers: [claude_code_local/a] }\n');
     expect(localReceiverConfig(named).sourceRoot).toBe('/a');

@@ -26,15 +26,22 @@ const FIXTURE = join(SHARED, 'conformance', 'scenarios', 'fixture.yaml');
 describe('scenario build', () => {
   test('a fixed --at gives byte-identical output, in both formats', async () => {
     for (const format of ['claude-code', 'sd']) {
-      const a = tempDir(), b = tempDir();
+      const a = tempDir(),
+        b = tempDir();
       for (const out of [a, b]) {
         const r = await runCli(['scenario', 'build', FIXTURE, '--format', format, '--out', out, '--at', '2026-06-01T09:00:00Z']);
         expect(r.stderr).toBe('');
         expect(r.code).toBe(0);
       }
-      const ta = tree(a), tb = tree(b);
+      const ta = tree(a),
+        tb = tree(b);
       // A cursor records the inode and mtime of what it read: collection state, not build output.
-      const strip = (t: Record<string, string>, root: string) => Object.fromEntries(Object.entries(t).filter(([k]) => !k.endsWith('.cursor')).map(([k, v]) => [k, v.split(root).join('<root>')]));
+      const strip = (t: Record<string, string>, root: string) =>
+        Object.fromEntries(
+          Object.entries(t)
+            .filter(([k]) => !k.endsWith('.cursor'))
+            .map(([k, v]) => [k, v.split(root).join('<root>')]),
+        );
       expect(strip(ta, a)).toEqual(strip(tb, b));
       expect(Object.keys(ta).length).toBeGreaterThan(3);
     }
@@ -60,8 +67,13 @@ describe('scenario build', () => {
     expect(r.code).toBe(0);
     const ids = [...r.stdout.matchAll(/built (\S+)/g)].map((m) => m[1]);
     expect(new Set(ids).size).toBe(2);
-    const main = readFileSync(join(out, '_source', 'projects', '-Users-dev-01-full-conversation', `${ids[0]}.jsonl`), 'utf8').trim().split('\n');
-    const times = main.map((l) => JSON.parse(l).timestamp).filter(Boolean).map((t: string) => Date.parse(t));
+    const main = readFileSync(join(out, '_source', 'projects', '-Users-dev-01-full-conversation', `${ids[0]}.jsonl`), 'utf8')
+      .trim()
+      .split('\n');
+    const times = main
+      .map((l) => JSON.parse(l).timestamp)
+      .filter(Boolean)
+      .map((t: string) => Date.parse(t));
     expect(Math.max(...times)).toBeGreaterThanOrEqual(before - 1000);
     expect(Math.max(...times)).toBeLessThanOrEqual(Date.now() + 1000);
   });

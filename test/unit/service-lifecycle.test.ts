@@ -66,18 +66,40 @@ describe('the component host', () => {
     expect(starts).toEqual([
       'start extensions/view',
       'start exporters/otlp/oap',
-      'start processors/assembler', 'start processors/token_metrics',
-      'start receivers/claude_code_otlp', 'start receivers/claude_code_local',
+      'start processors/assembler',
+      'start processors/token_metrics',
+      'start receivers/claude_code_otlp',
+      'start receivers/claude_code_local',
     ]);
     // prometheus is configured but in no pipeline: never created.
     expect(journal.events.some((e) => e.includes('prometheus'))).toBe(false);
     expect(cfg.unused).toEqual(['exporters.prometheus']);
     const firstPass = journal.events.filter((e) => e.endsWith(' #1') && !e.includes('-done'));
     expect(firstPass).toEqual([
-      'land receivers/claude_code_otlp #1', 'land receivers/claude_code_local #1', 'land processors/assembler #1', 'land processors/token_metrics #1', 'land exporters/otlp/oap #1', 'land extensions/view #1',
-      'parse receivers/claude_code_otlp #1', 'parse receivers/claude_code_local #1', 'parse processors/assembler #1', 'parse processors/token_metrics #1', 'parse exporters/otlp/oap #1', 'parse extensions/view #1',
-      'derive receivers/claude_code_otlp #1', 'derive receivers/claude_code_local #1', 'derive processors/assembler #1', 'derive processors/token_metrics #1', 'derive exporters/otlp/oap #1', 'derive extensions/view #1',
-      'send receivers/claude_code_otlp #1', 'send receivers/claude_code_local #1', 'send processors/assembler #1', 'send processors/token_metrics #1', 'send exporters/otlp/oap #1', 'send extensions/view #1',
+      'land receivers/claude_code_otlp #1',
+      'land receivers/claude_code_local #1',
+      'land processors/assembler #1',
+      'land processors/token_metrics #1',
+      'land exporters/otlp/oap #1',
+      'land extensions/view #1',
+      'parse receivers/claude_code_otlp #1',
+      'parse receivers/claude_code_local #1',
+      'parse processors/assembler #1',
+      'parse processors/token_metrics #1',
+      'parse exporters/otlp/oap #1',
+      'parse extensions/view #1',
+      'derive receivers/claude_code_otlp #1',
+      'derive receivers/claude_code_local #1',
+      'derive processors/assembler #1',
+      'derive processors/token_metrics #1',
+      'derive exporters/otlp/oap #1',
+      'derive extensions/view #1',
+      'send receivers/claude_code_otlp #1',
+      'send receivers/claude_code_local #1',
+      'send processors/assembler #1',
+      'send processors/token_metrics #1',
+      'send exporters/otlp/oap #1',
+      'send extensions/view #1',
     ]);
     expect(journal.of('shutdown ')).toEqual(starts.map((s) => s.replace('start', 'shutdown')).reverse());
     // Nothing ran after shutdown began.
@@ -94,7 +116,10 @@ describe('the component host', () => {
     expect(journal.of('start ')).toEqual(['start extensions/view', 'start exporters/otlp/oap', 'start processors/assembler']);
     expect(journal.of('shutdown ')).toEqual(['shutdown processors/assembler', 'shutdown exporters/otlp/oap', 'shutdown extensions/view']);
     expect(journal.of('land')).toEqual([]);
-    expect(lines.map((l) => JSON.parse(l)).find((r) => r.msg === 'component failed to start')).toMatchObject({ level: 'error', component: 'processors/assembler' });
+    expect(lines.map((l) => JSON.parse(l)).find((r) => r.msg === 'component failed to start')).toMatchObject({
+      level: 'error',
+      component: 'processors/assembler',
+    });
   });
 
   test('the pass runs at the smallest interval a running component asks for (5 s when none asks)', async () => {
@@ -124,17 +149,42 @@ describe('the embedded default with every factory registered', () => {
     expect(svc.status().components.map((c) => c.id)).toEqual(['view', 'health_check', 'assembler', 'claude_code_local', 'claude_code_otlp']);
     expect(journal.events.some((e) => e.startsWith('send exporters/'))).toBe(false);
     await svc.shutdown();
-    expect(svc.status().components.map((c) => `${c.kind}s/${c.id} ${c.state}`).sort()).toEqual([
-      'extensions/health_check stopped', 'extensions/view stopped', 'processors/assembler stopped', 'receivers/claude_code_local stopped', 'receivers/claude_code_otlp stopped',
+    expect(
+      svc
+        .status()
+        .components.map((c) => `${c.kind}s/${c.id} ${c.state}`)
+        .sort(),
+    ).toEqual([
+      'extensions/health_check stopped',
+      'extensions/view stopped',
+      'processors/assembler stopped',
+      'receivers/claude_code_local stopped',
+      'receivers/claude_code_otlp stopped',
     ]);
   });
 
   test('a factory whose create throws: the start fails naming the component', async () => {
     const journal = new Journal();
     const registry = fakeRegistry(journal, { all: true, keep: ['health_check', 'claude_code_local'] }).map((t) =>
-      t.type === 'assembler' ? { ...t, factory: { ...t.factory!, create: () => { throw new Error('no index'); } } } : t);
+      t.type === 'assembler'
+        ? {
+            ...t,
+            factory: {
+              ...t.factory!,
+              create: () => {
+                throw new Error('no index');
+              },
+            },
+          }
+        : t,
+    );
     const { cfg } = setup();
-    const cfg2 = parseConfig(embeddedDefaultYaml(registry).replace('127.0.0.1:13133', '127.0.0.1:0').replace('127.0.0.1:8888', '127.0.0.1:0'), { ...process.env, CLAUDE_CONFIG_DIR: tempDir() }, 'e', registry);
+    const cfg2 = parseConfig(
+      embeddedDefaultYaml(registry).replace('127.0.0.1:13133', '127.0.0.1:0').replace('127.0.0.1:8888', '127.0.0.1:0'),
+      { ...process.env, CLAUDE_CONFIG_DIR: tempDir() },
+      'e',
+      registry,
+    );
     cfg2.storageRoot = cfg.storageRoot;
     const svc = new Service(cfg2, silentLogger);
     await expect(svc.start()).rejects.toThrow('processors/assembler could not be created: no index');
@@ -172,7 +222,8 @@ describe('drain', () => {
     // The pass in flight used the time up: no final pass, and the log says what that leaves.
     expect(journal.events.some((e) => e.includes(' final'))).toBe(false);
     expect(lines.map((l) => JSON.parse(l)).find((r) => r.msg.startsWith('final pass skipped'))).toMatchObject({
-      level: 'warn', msg: 'final pass skipped: service.shutdown_timeout is nearly reached; what was not landed or sent stays on disk for the next start',
+      level: 'warn',
+      msg: 'final pass skipped: service.shutdown_timeout is nearly reached; what was not landed or sent stays on disk for the next start',
     });
     await svc.shutdown(); // the slow exporter does finish, later
     expect(journal.of('shutdown ').at(-1)).toBe('shutdown extensions/view');
@@ -182,8 +233,19 @@ describe('drain', () => {
     const { journal, cfg, log, lines } = setup({ receiver: ', delay: 300' });
     let svc: Service | undefined;
     const signals = new EventEmitter();
-    const stopOn = (stop: (s: string) => void) => { signals.on('signal', stop); return () => { signals.off('signal', stop); }; };
-    const running = runService(cfg, { log, stopOn, onStarted: (s) => { svc = s; } });
+    const stopOn = (stop: (s: string) => void) => {
+      signals.on('signal', stop);
+      return () => {
+        signals.off('signal', stop);
+      };
+    };
+    const running = runService(cfg, {
+      log,
+      stopOn,
+      onStarted: (s) => {
+        svc = s;
+      },
+    });
     await until(() => journal.events.includes('land receivers/claude_code_local #1'));
     signals.emit('signal', 'SIGTERM');
     expect(await running).toBe(0);
@@ -204,7 +266,14 @@ describe('drain', () => {
 const records = (lines: string[]) => lines.map((l) => JSON.parse(l) as { level: string; msg: string; [k: string]: unknown });
 
 /** Components in the order a pass stage runs them, as the setup's pipelines place them. */
-const FLOW = ['receivers/claude_code_otlp', 'receivers/claude_code_local', 'processors/assembler', 'processors/token_metrics', 'exporters/otlp/oap', 'extensions/view'];
+const FLOW = [
+  'receivers/claude_code_otlp',
+  'receivers/claude_code_local',
+  'processors/assembler',
+  'processors/token_metrics',
+  'exporters/otlp/oap',
+  'extensions/view',
+];
 
 describe('the final pass on shutdown', () => {
   test('after the pass in flight: intake stops where a component has stopIntake, one final pass runs every stage, then components shut down', async () => {
@@ -231,7 +300,9 @@ describe('the final pass on shutdown', () => {
 
     const recs = records(lines);
     const msgs = recs.map((r) => r.msg);
-    expect(msgs.indexOf('service stopping: finishing the pass in flight')).toBeLessThan(msgs.indexOf('final pass: landing and sending what arrived since the last pass'));
+    expect(msgs.indexOf('service stopping: finishing the pass in flight')).toBeLessThan(
+      msgs.indexOf('final pass: landing and sending what arrived since the last pass'),
+    );
     expect(recs.find((r) => r.msg === 'intake stopped')).toMatchObject({ level: 'info', component: 'receivers/claude_code_otlp' });
     expect(recs.filter((r) => r.msg === 'intake stopped')).toHaveLength(1);
     // The final pass is logged at info even when it did nothing, and says it was the final one.
@@ -250,7 +321,8 @@ describe('the final pass on shutdown', () => {
     expect(journal.of('stop-intake')).toEqual([]);
     expect(journal.events.some((e) => e.includes(' #2'))).toBe(false);
     expect(records(lines).find((r) => r.msg.startsWith('final pass'))).toMatchObject({
-      level: 'info', msg: 'final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start',
+      level: 'info',
+      msg: 'final pass off (service.final_pass: false): what arrived since the last pass is landed and sent at the next start',
     });
     expect(journal.of('shutdown ')).toHaveLength(6);
   });
@@ -260,8 +332,19 @@ describe('the final pass on shutdown', () => {
     cfg.service.shutdownTimeoutMs = 1500; // the stage is aborted at 1200 ms, leaving 300 ms to shut down
     let svc: Service | undefined;
     const signals = new EventEmitter();
-    const stopOn = (stop: (s: string) => void) => { signals.on('signal', stop); return () => { signals.off('signal', stop); }; };
-    const running = runService(cfg, { log, stopOn, onStarted: (s) => { svc = s; } });
+    const stopOn = (stop: (s: string) => void) => {
+      signals.on('signal', stop);
+      return () => {
+        signals.off('signal', stop);
+      };
+    };
+    const running = runService(cfg, {
+      log,
+      stopOn,
+      onStarted: (s) => {
+        svc = s;
+      },
+    });
     await until(() => svc?.status().lastPass !== undefined);
     const t0 = Date.now();
     signals.emit('signal', 'SIGTERM');
@@ -275,7 +358,9 @@ describe('the final pass on shutdown', () => {
     // The stages after the cut one still ran (with the signal aborted, they return at once).
     expect(journal.events).toContain(`send-done extensions/view #${pass} final aborted`);
     expect(records(lines).find((r) => r.msg.startsWith('final pass cut short'))).toMatchObject({
-      level: 'warn', component: 'service', pass,
+      level: 'warn',
+      component: 'service',
+      pass,
       msg: 'final pass cut short by service.shutdown_timeout; what was not landed or sent stays on disk for the next start',
     });
     expect(svc!.status().components.every((c) => c.state === 'stopped')).toBe(true);
@@ -288,7 +373,9 @@ describe('the final pass on shutdown', () => {
     await until(() => svc.status().lastPass !== undefined);
     await svc.shutdown();
     expect(records(lines).find((r) => r.msg === 'could not stop intake; the final pass runs anyway')).toMatchObject({
-      level: 'error', component: 'receivers/claude_code_otlp', error: { message: 'port stuck' },
+      level: 'error',
+      component: 'receivers/claude_code_otlp',
+      error: { message: 'port stuck' },
     });
     expect(journal.events.some((e) => /^send-done exporters\/otlp\/oap #\d+ final$/.test(e))).toBe(true);
     expect(svc.status().components.every((c) => c.state === 'stopped')).toBe(true);
@@ -304,7 +391,8 @@ describe('the final pass on shutdown', () => {
     expect(Date.now() - t0).toBeLessThan(1500);
     expect(journal.events.some((e) => e.includes(' final'))).toBe(false);
     expect(records(lines).find((r) => r.msg.startsWith('final pass skipped'))).toMatchObject({
-      level: 'warn', msg: 'final pass skipped: stopping intake took until service.shutdown_timeout was nearly reached; what was not landed or sent stays on disk for the next start',
+      level: 'warn',
+      msg: 'final pass skipped: stopping intake took until service.shutdown_timeout was nearly reached; what was not landed or sent stays on disk for the next start',
     });
     expect(journal.of('shutdown ')).toHaveLength(6);
     await until(() => journal.of('stop-intake-done').length > 0); // the hook ends on its own, later
@@ -338,7 +426,12 @@ describe('health_check and self-telemetry', () => {
     expect(text).toMatch(/^aszcol_pass_duration_seconds_count\{outcome="failed"\} [1-9]\d*$/m);
     expect(text).toMatch(/^aszcol_passes_total\{outcome="failed"\} [1-9]\d*$/m);
     expect(text).toMatch(/^aszcol_component_started\{component="assembler",kind="processor"\} 1$/m);
-    for (const name of ['aszcol_receiver_accepted_log_records_total', 'aszcol_receiver_refused_metric_points_total', 'aszcol_exporter_send_failed_log_records_total', 'aszcol_sources_in_conflict']) {
+    for (const name of [
+      'aszcol_receiver_accepted_log_records_total',
+      'aszcol_receiver_refused_metric_points_total',
+      'aszcol_exporter_send_failed_log_records_total',
+      'aszcol_sources_in_conflict',
+    ]) {
       expect(text).toContain(`# TYPE ${name} `);
     }
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);

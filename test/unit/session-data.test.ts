@@ -9,11 +9,27 @@ import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
 
-const header = { seq: 3, at: '2026-09-01T12:56:03.1818Z', kind: 'transcript' as const, adapter: 'test/1', dialect: 'claude-code/1', src: 'p/s.jsonl', session: 's', stream: 'main' };
+const header = {
+  seq: 3,
+  at: '2026-09-01T12:56:03.1818Z',
+  kind: 'transcript' as const,
+  adapter: 'test/1',
+  dialect: 'claude-code/1',
+  src: 'p/s.jsonl',
+  session: 's',
+  stream: 'main',
+};
 
 function build(n = 2): Buffer {
   const b = new SessionDataBuilder(header);
-  for (let i = 1; i <= n; i++) b.add({ ord: i, off: (i - 1) * 10, sha: shortSha(Buffer.from(String(i))), bytes: 9, parts: [{ k: 'text', state: 'available', bytes: 1, text: String(i) }] });
+  for (let i = 1; i <= n; i++)
+    b.add({
+      ord: i,
+      off: (i - 1) * 10,
+      sha: shortSha(Buffer.from(String(i))),
+      bytes: 9,
+      parts: [{ k: 'text', state: 'available', bytes: 1, text: String(i) }],
+    });
   return b.finish().bytes;
 }
 
@@ -54,7 +70,11 @@ describe('Session Data sd/1', () => {
     ['a changed byte', (b: Buffer) => Buffer.from(b.toString().replace('"text":"1"', '"text":"7"')), /digest mismatch/],
     ['a wrong count', (b: Buffer) => Buffer.from(b.toString().replace('"records":2', '"records":3')), /closing line says 3 records/],
     ['a bad header', (b: Buffer) => Buffer.from(b.toString().replace('"schema":"sd/1"', '"schema":"sd/9"')), /schema/],
-    ['a line that is not JSON', (b: Buffer) => Buffer.concat([b.subarray(0, b.indexOf(10) + 1), Buffer.from('{oops\n'), b.subarray(b.indexOf(10) + 1)]), /line 2.*not valid JSON|:2: line is not valid JSON/],
+    [
+      'a line that is not JSON',
+      (b: Buffer) => Buffer.concat([b.subarray(0, b.indexOf(10) + 1), Buffer.from('{oops\n'), b.subarray(b.indexOf(10) + 1)]),
+      /line 2.*not valid JSON|:2: line is not valid JSON/,
+    ],
   ])('a reader refuses %s', (_name, mutate, error) => {
     const dir = tempDir();
     const p = join(dir, 'f.sd');

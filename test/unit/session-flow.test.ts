@@ -7,37 +7,90 @@ import { TERMS } from '../../src/adapters/claude-code/glossary.js';
 import { createHash } from 'node:crypto';
 
 const header = (round: number, extra: Partial<RoundHeader> = {}): RoundHeader => ({
-  t: 'header', schema: 'sf/1', conversation: 'c', session: 'c', round, ...(round > 1 ? { previous: 'x' } : {}), from_seq: 1, through_seq: 3,
-  input_digest: 'd', parser: 'aszcol-v1', policy: 'v1+idle=10m0s', talks: 0, steps: 0, streams: 0, segments: 0, unresolved: 0,
-  changes: 0, lines_added: 0, lines_removed: 0, llm_calls: 0, subagents: 0, bash_runs: 0, ...extra,
+  t: 'header',
+  schema: 'sf/1',
+  conversation: 'c',
+  session: 'c',
+  round,
+  ...(round > 1 ? { previous: 'x' } : {}),
+  from_seq: 1,
+  through_seq: 3,
+  input_digest: 'd',
+  parser: 'aszcol-v1',
+  policy: 'v1+idle=10m0s',
+  talks: 0,
+  steps: 0,
+  streams: 0,
+  segments: 0,
+  unresolved: 0,
+  changes: 0,
+  lines_added: 0,
+  lines_removed: 0,
+  llm_calls: 0,
+  subagents: 0,
+  bash_runs: 0,
+  ...extra,
 });
-const node = (id: string, extra: Record<string, unknown> = {}): EntityFrame => ({ t: 'node', id, revision: 1, kind: 'tool', ref: { seq: 1, row: 2 }, ...extra } as EntityFrame);
+const node = (id: string, extra: Record<string, unknown> = {}): EntityFrame =>
+  ({ t: 'node', id, revision: 1, kind: 'tool', ref: { seq: 1, row: 2 }, ...extra }) as EntityFrame;
 
 describe('sf/1 rounds', () => {
   test('frames are written header, nodes, relations, unresolved, each sorted by id, and the commit digests every line before it', () => {
     const frames: EntityFrame[] = [
       { t: 'unresolved', id: 'unres/tool_result/b', revision: 1, kind: 'tool_result', ref: 'b', reason: 'r', state: 'open' },
-      { t: 'relation', id: 'rel/starts/x/y', revision: 1, type: 'starts', from: 'x', to: 'y', quality: 'exact_unique', via: 'v', evidence: [{ seq: 1, row: 1 }] },
-      node('tool/b'), node('tool/a'),
+      {
+        t: 'relation',
+        id: 'rel/starts/x/y',
+        revision: 1,
+        type: 'starts',
+        from: 'x',
+        to: 'y',
+        quality: 'exact_unique',
+        via: 'v',
+        evidence: [{ seq: 1, row: 1 }],
+      },
+      node('tool/b'),
+      node('tool/a'),
     ];
     const { text, digest } = encodeRound(header(1), frames);
-    const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.id ?? l.t)).toEqual(['header', 'tool/a', 'tool/b', 'rel/starts/x/y', 'unres/tool_result/b', 'commit']);
-    expect(digest).toBe(createHash('sha256').update(text.slice(0, text.lastIndexOf('{"t":"commit"'))).digest('hex'));
+    expect(digest).toBe(
+      createHash('sha256')
+        .update(text.slice(0, text.lastIndexOf('{"t":"commit"')))
+        .digest('hex'),
+    );
     expect(lines[5].counts).toEqual({ nodes: 2, relations: 1, unresolved: 1 });
     expect(decodeRound(text).frames).toHaveLength(4);
     expect(text).not.toMatch(/updated_at|written_at/); // no wall-clock time in a round
   });
 
   test('the input digest chains the previous one with the sorted file digests', () => {
-    const d1 = 'b'.repeat(64), d2 = 'a'.repeat(64);
-    const expected = createHash('sha256').update('prev').update(Buffer.from([0])).update(d2).update(Buffer.from([0])).update(d1).digest('hex');
+    const d1 = 'b'.repeat(64),
+      d2 = 'a'.repeat(64);
+    const expected = createHash('sha256')
+      .update('prev')
+      .update(Buffer.from([0]))
+      .update(d2)
+      .update(Buffer.from([0]))
+      .update(d1)
+      .digest('hex');
     expect(chainInputDigest('prev', [d1, d2])).toBe(expected);
   });
 
   test.each([
     ['the first line is not a header', (t: string) => t.split('\n').slice(1).join('\n'), /first line is not a header/],
-    ['a second header', (t: string) => { const l = t.split('\n'); return [l[0], l[0], ...l.slice(1)].join('\n'); }, /second header/],
+    [
+      'a second header',
+      (t: string) => {
+        const l = t.split('\n');
+        return [l[0], l[0], ...l.slice(1)].join('\n');
+      },
+      /second header/,
+    ],
     ['a line after the commit', (t: string) => t + '{"t":"node"}\n', /follows the commit/],
     ['an undecodable line', (t: string) => t.replace('{"t":"node"', '{"t":node'), /does not decode/],
     ['an unknown frame type', (t: string) => t.replace('"t":"node"', '"t":"nodule"'), /unknown frame type/],
@@ -52,9 +105,10 @@ describe('sf/1 rounds', () => {
     ['a changed byte', (t: string) => t.replace('"kind":"tool"', '"kind":"tooo"'), /commit digest/],
     ['a relation with no from', (t: string) => t, /lacks type, from or to/],
   ])('the strict reader refuses %s', (name, mutate, error) => {
-    const frames = name === 'a relation with no from'
-      ? [{ t: 'relation', id: 'rel/x', revision: 1, type: 'starts', to: 'y', quality: 'exact_unique', via: 'v', evidence: [] } as unknown as EntityFrame]
-      : [node('tool/a')];
+    const frames =
+      name === 'a relation with no from'
+        ? [{ t: 'relation', id: 'rel/x', revision: 1, type: 'starts', to: 'y', quality: 'exact_unique', via: 'v', evidence: [] } as unknown as EntityFrame]
+        : [node('tool/a')];
     expect(() => decodeRound(mutate(encodeRound(header(1), frames).text))).toThrow(error);
   });
 
@@ -64,10 +118,16 @@ describe('sf/1 rounds', () => {
   });
 
   test('the fold takes the next round only, naming the previous digest, under one parser and policy; tombstones remove; resolved stays', () => {
-    const r1 = encodeRound(header(1), [node('tool/a'), { t: 'unresolved', id: 'unres/tool_result/a', revision: 1, kind: 'tool_result', ref: 'a', reason: 'r', state: 'open' }]);
+    const r1 = encodeRound(header(1), [
+      node('tool/a'),
+      { t: 'unresolved', id: 'unres/tool_result/a', revision: 1, kind: 'tool_result', ref: 'a', reason: 'r', state: 'open' },
+    ]);
     const f = emptyFold();
     applyRound(f, decodeRound(r1.text));
-    const r2 = encodeRound(header(2, { previous: r1.digest }), [{ t: 'node', id: 'tool/a', revision: 2, tombstone: true }, { t: 'unresolved', id: 'unres/tool_result/a', revision: 2, kind: 'tool_result', ref: 'a', reason: 'r', state: 'resolved' }]);
+    const r2 = encodeRound(header(2, { previous: r1.digest }), [
+      { t: 'node', id: 'tool/a', revision: 2, tombstone: true },
+      { t: 'unresolved', id: 'unres/tool_result/a', revision: 2, kind: 'tool_result', ref: 'a', reason: 'r', state: 'resolved' },
+    ]);
     const wrongPrev = encodeRound(header(2, { previous: 'nope' }), []);
     expect(() => applyRound(f, decodeRound(wrongPrev.text))).toThrow(/previous/);
     const otherPolicy = encodeRound(header(2, { previous: r1.digest, policy: 'v1+idle=20m0s' }), []);

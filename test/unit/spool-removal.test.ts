@@ -41,22 +41,43 @@ function spool(seqs: number[]): { root: string; dir: string; bytes: Map<number, 
 }
 
 const opts = (root: string, o: Partial<SpoolRemovalOptions> = {}): SpoolRemovalOptions => ({
-  root, dir: '_metrics', names: RECEIVED, endpoints: [E1], keepMs: 0, forgetSent: true, lockWaitMs: 100,
-  seqOf: (n) => { const m = RECEIVED.exec(n); return m ? Number(m[2]) : undefined; },
+  root,
+  dir: '_metrics',
+  names: RECEIVED,
+  endpoints: [E1],
+  keepMs: 0,
+  forgetSent: true,
+  lockWaitMs: 100,
+  seqOf: (n) => {
+    const m = RECEIVED.exec(n);
+    return m ? Number(m[2]) : undefined;
+  },
   ...o,
 });
 
-const files = (dir: string) => readdirSync(dir).filter((n) => RECEIVED.test(n)).sort();
+const files = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => RECEIVED.test(n))
+    .sort();
 /** What the receiver counts: every metrics-*.pb in the spool, by size. */
-const counted = (dir: string) => readdirSync(dir).filter((n) => /^metrics-.*\.pb$/.test(n)).reduce((t, n) => t + readFileSync(join(dir, n)).length, 0);
+const counted = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => /^metrics-.*\.pb$/.test(n))
+    .reduce((t, n) => t + readFileSync(join(dir, n)).length, 0);
 
 describe('removing sent spool files', () => {
   test('only files every receiver took go; the receiver would count fewer bytes; the counter stays above every number', async () => {
     const { root, dir, bytes } = spool([1, 2, 3, 4]);
     writeFileSync(join(dir, 'spool.state'), 'schema    1\nnext_seq  2\nnote      kept as it is\n');
     const state = new PushState(root);
-    state.record(E1, [1, 2, 3, 4].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })));
-    state.record(E2, [2, 4].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })));
+    state.record(
+      E1,
+      [1, 2, 3, 4].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })),
+    );
+    state.record(
+      E2,
+      [2, 4].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })),
+    );
     const before = counted(dir);
     const r = await removeSentSpoolFiles(opts(root, { endpoints: [E1, E2] }));
     expect(r).toMatchObject({ removed: 2, removedBytes: bytes.get(2)!.length + bytes.get(4)!.length, unsent: 2, forgotten: 4, busy: false, problems: [] });
@@ -74,7 +95,10 @@ describe('removing sent spool files', () => {
   test('a file taken with other bytes than it has now stays, and says so; so does one younger than keep', async () => {
     const { root, dir, bytes } = spool([1, 2, 3]);
     const state = new PushState(root);
-    state.record(E1, [1, 2, 3].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })));
+    state.record(
+      E1,
+      [1, 2, 3].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })),
+    );
     chmodSync(join(dir, name(2)), 0o644);
     writeFileSync(join(dir, name(2)), 'other bytes');
     utimesSync(join(dir, name(2)), (Date.now() - HOUR) / 1000, (Date.now() - HOUR) / 1000);
@@ -85,9 +109,12 @@ describe('removing sent spool files', () => {
     expect(files(dir)).toEqual([name(2), name(3)]);
   });
 
-  test('while another process holds the spool\'s lock nothing goes; a reader that has not read a file keeps it', async () => {
+  test("while another process holds the spool's lock nothing goes; a reader that has not read a file keeps it", async () => {
     const { root, dir, bytes } = spool([1, 2]);
-    new PushState(root).record(E1, [1, 2].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })));
+    new PushState(root).record(
+      E1,
+      [1, 2].map((s) => ({ rel: `_metrics/${name(s)}`, digest: sha(bytes.get(s)!) })),
+    );
     const other = new FileLock(join(dir, '.lock'));
     expect(other.tryAcquire()).toBe(true);
     try {
@@ -108,8 +135,14 @@ describe('removing sent spool files', () => {
     const { root, dir, bytes } = spool([1, 2]);
     const state = new PushState(root);
     // Lines of files a stopped removal already took (3 and 9, gone), and of one still there (1).
-    state.record(E1, [{ rel: `_metrics/${name(3)}`, digest: sha('3') }, { rel: `_metrics/${name(1)}`, digest: sha(bytes.get(1)!) }]);
-    state.record('unknown', [{ rel: `_metrics/${name(9)}`, digest: sha('9') }, { rel: 'S/streams/main/transcript-20260601T090000.000000000Z-000001.sd', digest: sha('t') }]);
+    state.record(E1, [
+      { rel: `_metrics/${name(3)}`, digest: sha('3') },
+      { rel: `_metrics/${name(1)}`, digest: sha(bytes.get(1)!) },
+    ]);
+    state.record('unknown', [
+      { rel: `_metrics/${name(9)}`, digest: sha('9') },
+      { rel: 'S/streams/main/transcript-20260601T090000.000000000Z-000001.sd', digest: sha('t') },
+    ]);
     const r = await removeSentSpoolFiles(opts(root));
     expect(r).toMatchObject({ removed: 1, unsent: 1, forgotten: 3 });
     const again = new PushState(root);
@@ -119,7 +152,7 @@ describe('removing sent spool files', () => {
     expect(files(dir)).toEqual([name(2)]);
   });
 
-  test('without forgetSent the lines stay (a derived request\'s name can come back); with nothing to remove spool.state is not touched', async () => {
+  test("without forgetSent the lines stay (a derived request's name can come back); with nothing to remove spool.state is not touched", async () => {
     const { root, dir, bytes } = spool([1]);
     new PushState(root).record(E1, [{ rel: `_metrics/${name(1)}`, digest: sha(bytes.get(1)!) }]);
     const r = await removeSentSpoolFiles(opts(root, { forgetSent: false }));
@@ -148,7 +181,10 @@ describe('push.state', () => {
     const root = tempDir();
     const a = new PushState(root);
     const b = new PushState(root);
-    a.record(E1, [{ rel: 'x/1.sd', digest: sha('1') }, { rel: 'x/2.sd', digest: sha('2') }]);
+    a.record(E1, [
+      { rel: 'x/1.sd', digest: sha('1') },
+      { rel: 'x/2.sd', digest: sha('2') },
+    ]);
     expect(b.sent(E1).size).toBe(2);
     // Same length, other content, installed by rename as a rewrite is.
     const text = readFileSync(join(root, 'push.state'), 'utf8').replace('x/2.sd', 'y/2.sd');

@@ -23,12 +23,25 @@ const NOW_STAMP = '20260601T100000.000000000Z';
 
 class Stream {
   private ord = 0;
-  constructor(readonly root: string, readonly stream: string, readonly session = S) {}
+  constructor(
+    readonly root: string,
+    readonly stream: string,
+    readonly session = S,
+  ) {}
 
   /** Lands one transcript file of this stream. */
   land(seq: number, records: Partial<SdRecord>[], stamp = NOW_STAMP): void {
     const at = `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}.000000000Z`;
-    const b = new SessionDataBuilder({ seq, at, kind: 'transcript', adapter: 'claude-code-local/0.1.0', dialect: 'claude-code/1', src: `p/${this.stream}.jsonl`, session: this.session, stream: this.stream } as never);
+    const b = new SessionDataBuilder({
+      seq,
+      at,
+      kind: 'transcript',
+      adapter: 'claude-code-local/0.1.0',
+      dialect: 'claude-code/1',
+      src: `p/${this.stream}.jsonl`,
+      session: this.session,
+      stream: this.stream,
+    } as never);
     for (const r of records) b.add({ ord: ++this.ord, off: this.ord * 10, sha: '000000000000', bytes: 9, parts: [], ...r });
     writeOnce(join(streamDir(this.root, this.session, this.stream), landedName('transcript', stamp, seq)), b.finish().bytes);
   }
@@ -36,14 +49,30 @@ class Stream {
 
 const u = (inp: number, out: number, cr = 0, cw = 0): Usage => ({ in: inp, out, cache_read: cr, cache_write: cw });
 /** A model fragment of a call. */
-const frag = (call: string, ms: number, usage: Usage, finished: boolean, model = 'claude-opus-5-5'): Partial<SdRecord> =>
-  ({ id: `${call}-${ms}`, call, from: 'agent', time: iso(ms), model, usage, ...(finished ? { flags: ['finished'] } : {}), parts: [{ k: 'text', state: 'available', bytes: 1, text: 'x' }] });
-const toolResult = (ms: number): Partial<SdRecord> => ({ id: `tr-${ms}`, from: 'runtime', time: iso(ms), parts: [{ k: 'result', state: 'available', bytes: 2, of: 't1', text: 'ok' }] });
+const frag = (call: string, ms: number, usage: Usage, finished: boolean, model = 'claude-opus-5-5'): Partial<SdRecord> => ({
+  id: `${call}-${ms}`,
+  call,
+  from: 'agent',
+  time: iso(ms),
+  model,
+  usage,
+  ...(finished ? { flags: ['finished'] } : {}),
+  parts: [{ k: 'text', state: 'available', bytes: 1, text: 'x' }],
+});
+const toolResult = (ms: number): Partial<SdRecord> => ({
+  id: `tr-${ms}`,
+  from: 'runtime',
+  time: iso(ms),
+  parts: [{ k: 'result', state: 'available', bytes: 2, of: 't1', text: 'ok' }],
+});
 
 function spool(root: string): { name: string; points: TokenPoint[] }[] {
   const dir = join(root, '_metrics');
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((n) => DERIVED_SPOOL_NAME.test(n)).sort().map((name) => ({ name, points: tokenPoints(readFileSync(join(dir, name))) }));
+  return readdirSync(dir)
+    .filter((n) => DERIVED_SPOOL_NAME.test(n))
+    .sort()
+    .map((name) => ({ name, points: tokenPoints(readFileSync(join(dir, name))) }));
 }
 
 /** Sums by type (and optionally other keys) over every spooled point. */
@@ -53,10 +82,11 @@ function totals(root: string, key: (p: TokenPoint) => string = (p) => p.type): R
   return out;
 }
 
-const derive = (root: string, o: Partial<DeriveOptions> = {}) => deriveTokenUsage({ root, lookbackMs: 0, graceMs: 0, now: () => Date.parse('2026-06-01T10:00:00Z'), ...o });
+const derive = (root: string, o: Partial<DeriveOptions> = {}) =>
+  deriveTokenUsage({ root, lookbackMs: 0, graceMs: 0, now: () => Date.parse('2026-06-01T10:00:00Z'), ...o });
 
 describe('token usage derived from landed transcripts', () => {
-  test('a main call counts once, with its last fragment\'s usage (never a sum), a point for each type, zero included', async () => {
+  test("a main call counts once, with its last fragment's usage (never a sum), a point for each type, zero included", async () => {
     const root = tempDir();
     new Stream(root, 'main').land(1, [
       { id: 'p1', from: 'external', time: iso(T0), parts: [] },
@@ -68,11 +98,16 @@ describe('token usage derived from landed transcripts', () => {
     const r = await derive(root);
     expect(r).toMatchObject({ files: 1, calls: 1, counted: 1, unfinished: 0, spooled: 1, windows: 1, problems: [] });
     const [f] = spool(root);
-    expect(f!.points.map((p) => [p.type, p.value])).toEqual([['input', 3], ['output', 9], ['cacheRead', 100], ['cacheCreation', 0]]);
+    expect(f!.points.map((p) => [p.type, p.value])).toEqual([
+      ['input', 3],
+      ['output', 9],
+      ['cacheRead', 100],
+      ['cacheCreation', 0],
+    ]);
     expect(f!.points[0]).toMatchObject({ session: S, model: 'claude-opus-5-5', query_source: 'main', start_ms: T0, end_ms: T0 + 60_000 });
   });
 
-  test('the request has Claude Code\'s shape: the metric\'s name, description, unit, a monotonic delta sum of doubles', async () => {
+  test("the request has Claude Code's shape: the metric's name, description, unit, a monotonic delta sum of doubles", async () => {
     const root = tempDir();
     new Stream(root, 'main').land(1, [frag('c1', T0, u(1, 2), true)]);
     await derive(root);
@@ -114,7 +149,7 @@ describe('token usage derived from landed transcripts', () => {
     expect(spool(root).map((f) => f.points.find((p) => p.type === 'output')!.value)).toEqual([30, 5]);
   });
 
-  test('a child call cut next to its own tool result is read short, so it is left out (the hunk\'s rule); a main call still counts', async () => {
+  test("a child call cut next to its own tool result is read short, so it is left out (the hunk's rule); a main call still counts", async () => {
     const root = tempDir();
     const child = new Stream(root, 'agent-c');
     child.land(1, [frag('z', T0, u(1, 1), false), toolResult(T0 + 50)]);
@@ -132,7 +167,11 @@ describe('token usage derived from landed transcripts', () => {
     const s = new Stream(root, 'main');
     s.land(1, [frag('r1', T0, u(10, 10), true)]);
     await derive(root);
-    s.land(2, [{ id: 'boundary', from: 'runtime', time: iso(T0 + 5000), flags: ['context_reset'], parts: [] }, frag('r1', T0 + 6000, u(10, 10), true), frag('r2', T0 + 7000, u(1, 1), true)]);
+    s.land(2, [
+      { id: 'boundary', from: 'runtime', time: iso(T0 + 5000), flags: ['context_reset'], parts: [] },
+      frag('r1', T0 + 6000, u(10, 10), true),
+      frag('r2', T0 + 7000, u(1, 1), true),
+    ]);
     const r = await derive(root);
     expect(r).toMatchObject({ files: 1, calls: 1, counted: 1 });
     expect(totals(root)).toEqual({ input: 11, output: 11, cacheRead: 0, cacheCreation: 0 });
@@ -140,7 +179,7 @@ describe('token usage derived from landed transcripts', () => {
     expect(await derive(root)).toMatchObject({ files: 0, calls: 0, spooled: 0 });
   });
 
-  test('windows of a series never overlap: a later file in the same minute follows the series\' last window; other series keep their minute', async () => {
+  test("windows of a series never overlap: a later file in the same minute follows the series' last window; other series keep their minute", async () => {
     const root = tempDir();
     const a = new Stream(root, 'agent-1');
     const b = new Stream(root, 'agent-2');
@@ -150,23 +189,43 @@ describe('token usage derived from landed transcripts', () => {
     const all = spool(root).flatMap((f) => f.points.filter((p) => p.type === 'input'));
     const byModel = (m: string) => all.filter((p) => p.model === m).map((p) => [p.start_ms - T0, p.end_ms - T0, p.value]);
     // Both children are the same series (session, model, subagent): the second window follows the first.
-    expect(byModel('claude-opus-5-5')).toEqual([[0, 60_000, 1], [60_000, 120_000, 2]]);
+    expect(byModel('claude-opus-5-5')).toEqual([
+      [0, 60_000, 1],
+      [60_000, 120_000, 2],
+    ]);
     expect(byModel('claude-haiku-5')).toEqual([[0, 60_000, 3]]);
     // And a later file with an earlier call still goes after the series' last window; nothing is thrown away.
     new Stream(root, 'agent-3').land(3, [frag('c1', T0 + 1000, u(4, 4), true)]);
     await derive(root);
-    const opus = spool(root).flatMap((f) => f.points.filter((p) => p.type === 'input' && p.model === 'claude-opus-5-5')).map((p) => [p.start_ms - T0, p.value]);
-    expect(opus).toEqual([[0, 1], [60_000, 2], [120_000, 4]]);
+    const opus = spool(root)
+      .flatMap((f) => f.points.filter((p) => p.type === 'input' && p.model === 'claude-opus-5-5'))
+      .map((p) => [p.start_ms - T0, p.value]);
+    expect(opus).toEqual([
+      [0, 1],
+      [60_000, 2],
+      [120_000, 4],
+    ]);
   });
 
   test('calls in one minute of one series sum into one point', async () => {
     const root = tempDir();
-    new Stream(root, 'main').land(1, [frag('s1', T0 + 1000, u(1, 2), true), frag('s2', T0 + 59_000, u(10, 20), true), frag('s3', T0 + 61_000, u(100, 200), true)]);
+    new Stream(root, 'main').land(1, [
+      frag('s1', T0 + 1000, u(1, 2), true),
+      frag('s2', T0 + 59_000, u(10, 20), true),
+      frag('s3', T0 + 61_000, u(100, 200), true),
+    ]);
     await derive(root);
-    expect(spool(root)[0]!.points.filter((p) => p.type === 'output').map((p) => [p.start_ms - T0, p.value])).toEqual([[0, 22], [60_000, 200]]);
+    expect(
+      spool(root)[0]!
+        .points.filter((p) => p.type === 'output')
+        .map((p) => [p.start_ms - T0, p.value]),
+    ).toEqual([
+      [0, 22],
+      [60_000, 200],
+    ]);
   });
 
-  test('the client\'s own synthetic records are no provider call', async () => {
+  test("the client's own synthetic records are no provider call", async () => {
     const root = tempDir();
     new Stream(root, 'main').land(1, [{ ...frag('syn', T0, u(0, 0), true, '<synthetic>'), flags: ['finished', 'synthetic'] }]);
     const r = await derive(root);
@@ -238,7 +297,22 @@ describe('token usage derived from landed transcripts', () => {
     const secondBytes = readFileSync(secondPath);
     // Simulate a crash after the receipt and the request, before the state: put the old state back
     // and the receipt the pass had written (rebuilt here the way the pass writes it).
-    const receipt = { schema: 1, seq: 2, file: 'x', spool: second!.name, calls: ['b'], windows: [{ model: 'claude-opus-5-5', query_source: 'main', start_ms: T0 + 120_000, end_ms: T0 + 180_000, tokens: { input: 7, output: 7, cacheRead: 0, cacheCreation: 0 } }] };
+    const receipt = {
+      schema: 1,
+      seq: 2,
+      file: 'x',
+      spool: second!.name,
+      calls: ['b'],
+      windows: [
+        {
+          model: 'claude-opus-5-5',
+          query_source: 'main',
+          start_ms: T0 + 120_000,
+          end_ms: T0 + 180_000,
+          tokens: { input: 7, output: 7, cacheRead: 0, cacheCreation: 0 },
+        },
+      ],
+    };
     writeFileSync(stateFile, before);
     writeFileSync(join(root, S, 'metrics', 'receipt-000002.json'), JSON.stringify(receipt));
     // …and, worse, the request itself was lost: it is written again from the receipt.
@@ -256,7 +330,8 @@ describe('token usage derived from landed transcripts', () => {
       new Stream(root, 'main').land(3, [frag('a', T0, u(5, 5), true)], '20260601T090000.000000000Z');
       return root;
     };
-    const a = build(), b = build();
+    const a = build(),
+      b = build();
     await derive(a);
     await derive(b);
     expect(spool(a).map((f) => f.name)).toEqual([`metrics-20260601T090000.000000000Z-000003-${S}-derived.pb`]);
@@ -288,6 +363,8 @@ describe('configuration', () => {
     expect(parseLookback(0, 'p')).toBe(0);
     expect(() => parseLookback('soon', 'processors.token_metrics.lookback')).toThrow(ConfigError);
     expect(validateTokenMetricsConfig({ grace: '5s' }, 'p')).toEqual({ lookbackMs: 24 * 3_600_000, graceMs: 5000 });
-    expect(() => validateTokenMetricsConfig({ lookback: '1h', windows: 1 }, 'processors.token_metrics')).toThrow(/processors\.token_metrics\.windows: unknown key/);
+    expect(() => validateTokenMetricsConfig({ lookback: '1h', windows: 1 }, 'processors.token_metrics')).toThrow(
+      /processors\.token_metrics\.windows: unknown key/,
+    );
   });
 });

@@ -19,7 +19,10 @@ afterAll(cleanupTemp);
 /** Every node of every tree, depth first. */
 function flat(doc: ViewDocument): ViewNode[] {
   const out: ViewNode[] = [];
-  const walk = (n: ViewNode) => { out.push(n); for (const c of n.children ?? []) walk(c); };
+  const walk = (n: ViewNode) => {
+    out.push(n);
+    for (const c of n.children ?? []) walk(c);
+  };
   for (const t of doc.talks) walk(t);
   for (const l of doc.loose) walk(l);
   return out;
@@ -45,8 +48,40 @@ describe('the asz.view document built from a collected and parsed session', () =
   });
 
   test('top-level keys in the published order, and no null anywhere', () => {
-    expect(Object.keys(doc)).toEqual(['format', 'version', 'conversation', 'sessions', 'head', 'parser', 'policy', 'summary', 'rounds', 'files', 'streams', 'segments', 'talks', 'loose', 'relations', 'unresolved']);
-    expect(Object.keys(doc.summary)).toEqual(['title', 'state', 'problems', 'talks', 'steps', 'streams', 'segments', 'rounds', 'unresolved', 'from', 'to', 'kinds', 'relation_types', 'quality']);
+    expect(Object.keys(doc)).toEqual([
+      'format',
+      'version',
+      'conversation',
+      'sessions',
+      'head',
+      'parser',
+      'policy',
+      'summary',
+      'rounds',
+      'files',
+      'streams',
+      'segments',
+      'talks',
+      'loose',
+      'relations',
+      'unresolved',
+    ]);
+    expect(Object.keys(doc.summary)).toEqual([
+      'title',
+      'state',
+      'problems',
+      'talks',
+      'steps',
+      'streams',
+      'segments',
+      'rounds',
+      'unresolved',
+      'from',
+      'to',
+      'kinds',
+      'relation_types',
+      'quality',
+    ]);
     expect(doc).toMatchObject({ format: 'asz.view', version: '1.0', conversation: SID, sessions: [SID] });
     expect(nulls(doc)).toEqual([]);
   });
@@ -57,8 +92,15 @@ describe('the asz.view document built from a collected and parsed session', () =
     const header = readRoundHeader(rounds[rounds.length - 1]!.path)!;
     const steps = f.nodes.filter((n) => !STRUCTURE_KINDS.has(n.kind!)).length;
     expect(doc.summary).toMatchObject({
-      title: 'Build and check the tests', state: 'verified', problems: [],
-      talks: header.talks, steps: header.steps, streams: header.streams, segments: header.segments, unresolved: header.unresolved, rounds: 1,
+      title: 'Build and check the tests',
+      state: 'verified',
+      problems: [],
+      talks: header.talks,
+      steps: header.steps,
+      streams: header.streams,
+      segments: header.segments,
+      unresolved: header.unresolved,
+      rounds: 1,
     });
     expect(doc.summary.steps).toBe(steps);
     expect(doc.summary.kinds).toEqual(Object.fromEntries(Object.entries(f.kinds).sort(([a], [c]) => (a < c ? -1 : 1))));
@@ -69,24 +111,51 @@ describe('the asz.view document built from a collected and parsed session', () =
 
   test('every run and step of the fold is in exactly one tree: talks and loose cover the session', () => {
     const f = foldOf(b.root, SID);
-    const inTrees = flat(doc).filter((n) => n.kind !== 'talk').map((n) => n.id).sort();
-    const expected = f.nodes.filter((n) => n.kind === 'run' || !STRUCTURE_KINDS.has(n.kind!)).map((n) => n.id).sort();
+    const inTrees = flat(doc)
+      .filter((n) => n.kind !== 'talk')
+      .map((n) => n.id)
+      .sort();
+    const expected = f.nodes
+      .filter((n) => n.kind === 'run' || !STRUCTURE_KINDS.has(n.kind!))
+      .map((n) => n.id)
+      .sort();
     expect(inTrees).toEqual(expected);
-    expect(doc.talks.map((t) => t.id).sort()).toEqual(f.nodes.filter((n) => n.kind === 'talk').map((n) => n.id).sort());
+    expect(doc.talks.map((t) => t.id).sort()).toEqual(
+      f.nodes
+        .filter((n) => n.kind === 'talk')
+        .map((n) => n.id)
+        .sort(),
+    );
   });
 
-  test('talks are in time order; label is the person\'s input, reply the last thing the agent said', () => {
+  test("talks are in time order; label is the person's input, reply the last thing the agent said", () => {
     const at = doc.talks.map((t) => t.at!);
     expect([...at].sort((a, c) => a - c)).toEqual(at);
     const [first, child, orphan, second] = doc.talks;
-    expect(first).toMatchObject({ id: 'talk/main/p1', label: 'build and check', reply: 'Build passed and tests are green.', runs: 2, segment: 'segment/at_1_1' });
+    expect(first).toMatchObject({
+      id: 'talk/main/p1',
+      label: 'build and check',
+      reply: 'Build passed and tests are green.',
+      runs: 2,
+      segment: 'segment/at_1_1',
+    });
     expect(first!.child).toBeUndefined();
     // A child has no person's input: its label is what the parent asked, the talk's own record.
     expect(child).toMatchObject({ id: `talk/${CHILD}`, label: 'check the tests', reply: 'Tests pass.', child: true, stream: CHILD });
     expect(orphan).toMatchObject({ id: `talk/${ORPHAN}`, child: true });
     expect(second).toMatchObject({ id: 'talk/main/p2', label: 'read the log', segment: 'segment/at_1_12' });
     // A talk's counts are its subtree's.
-    const sub = (t: ViewNode) => { const o: ViewNode[] = []; const w = (n: ViewNode) => { for (const c of n.children ?? []) { o.push(c); w(c); } }; w(t); return o; };
+    const sub = (t: ViewNode) => {
+      const o: ViewNode[] = [];
+      const w = (n: ViewNode) => {
+        for (const c of n.children ?? []) {
+          o.push(c);
+          w(c);
+        }
+      };
+      w(t);
+      return o;
+    };
     for (const t of doc.talks) {
       const s = sub(t);
       expect(t.steps ?? 0).toBe(s.filter((n) => !STRUCTURE_KINDS.has(n.kind)).length);
@@ -103,10 +172,19 @@ describe('the asz.view document built from a collected and parsed session', () =
     expect(doc.talks[3]!.reply).toBe(msg.text);
   });
 
-  test('a tool carries its name and result; request_to_result_ms is the two records\' time difference, only where the join is exact', () => {
+  test("a tool carries its name and result; request_to_result_ms is the two records' time difference, only where the join is exact", () => {
     const build = nodes.get('tool/tu_build')!;
-    const req = recordAt(build.refs![0]!), res = recordAt(build.refs![1]!);
-    expect(build).toMatchObject({ kind: 'tool', name: 'Bash', result: 'build ok', result_state: 'available', result_bytes: 8, text: '{"command":"make build"}', request_to_result_join: 'exact_unique' });
+    const req = recordAt(build.refs![0]!),
+      res = recordAt(build.refs![1]!);
+    expect(build).toMatchObject({
+      kind: 'tool',
+      name: 'Bash',
+      result: 'build ok',
+      result_state: 'available',
+      result_bytes: 8,
+      text: '{"command":"make build"}',
+      request_to_result_join: 'exact_unique',
+    });
     expect(build.request_to_result_ms).toBe(Date.parse(res.time!) - Date.parse(req.time!));
     expect(build.attrs).toMatchObject({ timing: 'unavailable' }); // not how long the tool ran
     // Same millisecond: the join stays, the zero is left out.
@@ -122,13 +200,17 @@ describe('the asz.view document built from a collected and parsed session', () =
     expect(agent.edges).toEqual([{ type: 'starts', other: `stream/${CHILD}`, dir: 'out', quality: 'exact_unique', via: 'parent tool result' }]);
   });
 
-  test('a call\'s usage is the one record usage_at names, a zero left out; flags and dropped are the record\'s', () => {
+  test("a call's usage is the one record usage_at names, a zero left out; flags and dropped are the record's", () => {
     const call = nodes.get('call/msg_1')!;
     expect(recordAt(call.attrs!.usage_at as { seq: number; row: number }).usage).toEqual({ in: 12, out: 40, cache_read: 0, cache_write: 7 });
     expect(call.usage).toEqual({ in: 12, out: 40, cache_write: 7 });
     expect(call.text).toBeUndefined();
     const think = flat(doc).find((n) => n.kind === 'thinking')!;
-    expect(think).toMatchObject({ state: 'unavailable', bytes: 0, dropped: [{ what: 'reasoning signature', bytes: 9, why: 'a provider verifies it; a reader cannot read it' }] });
+    expect(think).toMatchObject({
+      state: 'unavailable',
+      bytes: 0,
+      dropped: [{ what: 'reasoning signature', bytes: 9, why: 'a provider verifies it; a reader cannot read it' }],
+    });
     expect(nodes.get('tool/tu_build')!.flags).toEqual(recordAt(nodes.get('tool/tu_build')!.ref!).flags);
   });
 
@@ -137,22 +219,36 @@ describe('the asz.view document built from a collected and parsed session', () =
     const files = landedFiles(b.root, SID);
     const child = doc.streams[1]!;
     expect(child).toEqual({
-      id: `stream/${CHILD}`, name: CHILD, role: 'child', label: 'checker', parent: 'main',
+      id: `stream/${CHILD}`,
+      name: CHILD,
+      role: 'child',
+      label: 'checker',
+      parent: 'main',
       records: files.filter((f) => f.header.stream === CHILD).reduce((a, f) => a + f.records.length, 0),
       steps: flat(doc).filter((n) => n.stream === CHILD && !STRUCTURE_KINDS.has(n.kind)).length,
-      talk: `talk/${CHILD}`, opened_by: [{ step: 'tool/tu_agent', stream: 'main', talk: 'talk/main/p1', quality: 'exact_unique' }],
+      talk: `talk/${CHILD}`,
+      opened_by: [{ step: 'tool/tu_agent', stream: 'main', talk: 'talk/main/p1', quality: 'exact_unique' }],
     });
     expect(doc.streams[2]).toMatchObject({ role: 'child', opened_by: [] });
     expect('parent' in doc.streams[2]!).toBe(false);
     expect(doc.unresolved).toEqual([
-      { id: `unres/spawn_of_child/${ORPHAN}`, kind: 'spawn_of_child', ref: ORPHAN, reason: 'no landed record names the call that started this child', state: 'open' },
+      {
+        id: `unres/spawn_of_child/${ORPHAN}`,
+        kind: 'spawn_of_child',
+        ref: ORPHAN,
+        reason: 'no landed record names the call that started this child',
+        state: 'open',
+      },
       { id: 'unres/tool_result/tu_open', kind: 'tool_result', ref: 'tu_open', reason: 'no result landed for this tool use', state: 'open' },
     ]);
     expect(doc.summary.unresolved).toBe(2);
   });
 
   test('segments carry the span of the talks placed in them', () => {
-    expect(doc.segments.map((s) => [s.id, s.state, s.committable, s.talks])).toEqual([['segment/at_1_1', 'candidate', true, 3], ['segment/at_1_12', 'open', false, 1]]);
+    expect(doc.segments.map((s) => [s.id, s.state, s.committable, s.talks])).toEqual([
+      ['segment/at_1_1', 'candidate', true, 3],
+      ['segment/at_1_12', 'open', false, 1],
+    ]);
     const first = doc.segments[0]!;
     const inIt = doc.talks.filter((t) => t.segment === first.id);
     expect(first.from).toBe(Math.min(...inIt.map((t) => t.from!)));
@@ -164,7 +260,12 @@ describe('the asz.view document built from a collected and parsed session', () =
     expect('previous' in doc.rounds[0]!).toBe(false);
     for (const f of doc.files) {
       const bytes = readFileSync(join(b.root, f.file));
-      expect(f).toMatchObject({ verified: true, bytes: bytes.length, digest: createHash('sha256').update(bytes).digest('hex'), lines: bytes.toString('utf8').split('\n').length - 1 });
+      expect(f).toMatchObject({
+        verified: true,
+        bytes: bytes.length,
+        digest: createHash('sha256').update(bytes).digest('hex'),
+        lines: bytes.toString('utf8').split('\n').length - 1,
+      });
     }
     expect(doc.files.filter((f) => f.format === 'sd').map((f) => f.seq)).toEqual(landedFiles(b.root, SID).map((f) => f.seq));
     expect(doc.files.at(-1)).toMatchObject({ format: 'sf', kind: 'round', round: 1 });
@@ -177,7 +278,10 @@ describe('the asz.view document built from a collected and parsed session', () =
     const times = doc.relations.map(time);
     expect([...times].sort((a, c) => a - c)).toEqual(times);
     for (const r of doc.relations) {
-      for (const [end, dir, other] of [[r.from, 'out', r.to], [r.to, 'in', r.from]] as const) {
+      for (const [end, dir, other] of [
+        [r.from, 'out', r.to],
+        [r.to, 'in', r.from],
+      ] as const) {
         const n = nodes.get(end);
         if (n) expect(n.edges).toContainEqual({ type: r.type, other, dir, quality: r.quality, via: r.via });
       }

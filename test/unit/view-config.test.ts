@@ -18,7 +18,7 @@ describe('extensions.view', () => {
     for (const raw of [undefined, null, {}]) expect(validateViewConfig(raw, 'extensions.view')).toEqual({ endpoint: '127.0.0.1:8787', allowedHosts: [] });
   });
 
-  test('an endpoint is kept in the collector\'s host:port form', () => {
+  test("an endpoint is kept in the collector's host:port form", () => {
     expect(validateViewConfig({ endpoint: '0.0.0.0:9000' }, 'extensions.view')).toEqual({ endpoint: '0.0.0.0:9000', allowedHosts: [] });
     expect(validateViewConfig({ endpoint: '[::1]:0' }, 'extensions.view')).toEqual({ endpoint: '[::1]:0', allowedHosts: [] });
     expect(validateViewConfig({ endpoint: ':8787' }, 'extensions.view')).toEqual({ endpoint: '0.0.0.0:8787', allowedHosts: [] });

@@ -48,8 +48,23 @@ describe('what a part and a record show', () => {
   test('a whole record: its text parts joined, else its first result part, else its first part', () => {
     const base = { ord: 1, off: 0, sha: 'x', bytes: 1 };
     const r = (parts: SdRecord['parts']): SdRecord => ({ ...base, parts });
-    expect(recordText(r([{ k: 'text', state: 'available', bytes: 1, text: 'a' }, { k: 'call', state: 'available', bytes: 2, data: {} }, { k: 'text', state: 'available', bytes: 1, text: 'b' }]))).toEqual({ text: 'a\nb', state: 'available', bytes: 2, readable: true });
-    expect(recordText(r([{ k: 'data', state: 'available', bytes: 2, data: {} }, { k: 'result', state: 'available', bytes: 2, of: 't', text: 'ok' }])).text).toBe('ok');
+    expect(
+      recordText(
+        r([
+          { k: 'text', state: 'available', bytes: 1, text: 'a' },
+          { k: 'call', state: 'available', bytes: 2, data: {} },
+          { k: 'text', state: 'available', bytes: 1, text: 'b' },
+        ]),
+      ),
+    ).toEqual({ text: 'a\nb', state: 'available', bytes: 2, readable: true });
+    expect(
+      recordText(
+        r([
+          { k: 'data', state: 'available', bytes: 2, data: {} },
+          { k: 'result', state: 'available', bytes: 2, of: 't', text: 'ok' },
+        ]),
+      ).text,
+    ).toBe('ok');
     expect(recordText(r([{ k: 'data', state: 'available', bytes: 7, data: { t: 1 } }]))).toMatchObject({ text: '{"t":1}', readable: false });
   });
 });

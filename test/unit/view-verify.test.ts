@@ -18,7 +18,16 @@ import { PROJECT } from '../helpers/collect.js';
 afterAll(cleanupTemp);
 
 const view = (root: string) => buildView(loadViewInput(root, SID));
-const flat = (doc: ViewDocument) => { const o: ViewNode[] = []; const w = (n: ViewNode) => { o.push(n); (n.children ?? []).forEach(w); }; doc.talks.forEach(w); doc.loose.forEach(w); return o; };
+const flat = (doc: ViewDocument) => {
+  const o: ViewNode[] = [];
+  const w = (n: ViewNode) => {
+    o.push(n);
+    (n.children ?? []).forEach(w);
+  };
+  doc.talks.forEach(w);
+  doc.loose.forEach(w);
+  return o;
+};
 
 /**
  * Verification is content, never an error in place of the document: what is missing makes the
@@ -31,8 +40,27 @@ describe('a damaged root still gives a document that says what is wrong', () => 
   beforeAll(() => {
     const b = fixtureRoot();
     // Two more rounds: a new prompt each time, landed and parsed.
-    for (const [n, text] of [[2, 'second turn'], [3, 'third turn']] as const) {
-      writeLines(mainPath(b.src, PROJECT, SID), [{ parentUuid: null, isSidechain: false, promptId: `px${n}`, origin: { kind: 'human' }, type: 'user', message: { role: 'user', content: text }, uuid: `m0000000-0000-4000-8000-00000000010${n}`, timestamp: `2026-11-30T12:0${n}:00.000Z`, sessionId: SID }], { append: true });
+    for (const [n, text] of [
+      [2, 'second turn'],
+      [3, 'third turn'],
+    ] as const) {
+      writeLines(
+        mainPath(b.src, PROJECT, SID),
+        [
+          {
+            parentUuid: null,
+            isSidechain: false,
+            promptId: `px${n}`,
+            origin: { kind: 'human' },
+            type: 'user',
+            message: { role: 'user', content: text },
+            uuid: `m0000000-0000-4000-8000-00000000010${n}`,
+            timestamp: `2026-11-30T12:0${n}:00.000Z`,
+            sessionId: SID,
+          },
+        ],
+        { append: true },
+      );
       b.pass();
       parseSession({ root: b.root, session: SID, maxRoundBytes: 2 * 1024 * 1024 });
     }
@@ -49,7 +77,11 @@ describe('a damaged root still gives a document that says what is wrong', () => 
     const doc = view(pristine);
     expect(doc.summary).toMatchObject({ state: 'verified', problems: [], rounds: 3 });
     expect(doc.head.round).toBe(3);
-    expect(doc.rounds.map((r) => [r.round, r.verified, r.previous === undefined])).toEqual([[1, true, true], [2, true, false], [3, true, false]]);
+    expect(doc.rounds.map((r) => [r.round, r.verified, r.previous === undefined])).toEqual([
+      [1, true, true],
+      [2, true, false],
+      [3, true, false],
+    ]);
     expect(doc.rounds[1]!.previous).toBe(doc.rounds[0]!.digest);
     expect(doc.talks.map((t) => t.label)).toEqual(expect.arrayContaining(['second turn', 'third turn']));
     expect(verifyChains(pristine).problems).toEqual([]);
@@ -91,7 +123,11 @@ describe('a damaged root still gives a document that says what is wrong', () => 
     const doc = view(root);
     expect(doc.summary.state).toBe('mismatch');
     expect(doc.head.round).toBe(1);
-    expect(doc.rounds.map((r) => [r.round, r.verified])).toEqual([[1, true], [2, false], [3, false]]);
+    expect(doc.rounds.map((r) => [r.round, r.verified])).toEqual([
+      [1, true],
+      [2, false],
+      [3, false],
+    ]);
     expect(doc.talks.some((t) => t.label === 'third turn')).toBe(false);
     expect(doc.summary.problems[0]).toMatch(/r000002-/);
   });
@@ -103,7 +139,10 @@ describe('a damaged root still gives a document that says what is wrong', () => 
     expect(doc.summary.state).toBe('incomplete');
     expect(doc.summary.problems).toContainEqual(expect.stringMatching(/round 2 is missing before round 3/));
     expect(doc.head.round).toBe(1);
-    expect(doc.rounds.map((r) => [r.round, r.verified])).toEqual([[1, true], [3, false]]);
+    expect(doc.rounds.map((r) => [r.round, r.verified])).toEqual([
+      [1, true],
+      [3, false],
+    ]);
   });
 
   test('a round still being written is named, for that read, and folded once it is whole', () => {
@@ -142,10 +181,18 @@ describe('a damaged root still gives a document that says what is wrong', () => 
   test('no rounds at all is the one error: there is nothing to show', () => {
     const root = copy();
     expect(() => loadViewInput(root, 'not-a-conversation')).toThrow(ViewUnavailable);
-    try { loadViewInput(root, 'not-a-conversation'); } catch (err) { expect((err as ViewUnavailable).status).toBe(404); }
+    try {
+      loadViewInput(root, 'not-a-conversation');
+    } catch (err) {
+      expect((err as ViewUnavailable).status).toBe(404);
+    }
     for (const r of listRounds(root, SID)) writeFileSync(r.path, 'garbage\n');
     let caught: unknown;
-    try { loadViewInput(root, SID); } catch (err) { caught = err; }
+    try {
+      loadViewInput(root, SID);
+    } catch (err) {
+      caught = err;
+    }
     expect(caught).toBeInstanceOf(ViewUnavailable);
     expect((caught as ViewUnavailable).status).toBe(422);
     expect((caught as ViewUnavailable).problems.length).toBeGreaterThan(0);

@@ -26,8 +26,15 @@ export function unknownPart(raw: Buffer | string, reason: string): Part {
   const buf = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
   const text = buf.toString('utf8');
   // Invalid UTF-8 cannot round-trip through a JSON string; carry it as base64 and say so.
-  if (Buffer.byteLength(text, 'utf8') !== buf.length || text.includes('\uFFFD') && !Buffer.from(text, 'utf8').equals(buf)) {
-    return { k: 'unknown', state: 'available', bytes: buf.length, text: `${reason}; the bytes are not UTF-8 and are kept as base64`, media: 'application/octet-stream;base64', data: buf.toString('base64') };
+  if (Buffer.byteLength(text, 'utf8') !== buf.length || (text.includes('\uFFFD') && !Buffer.from(text, 'utf8').equals(buf))) {
+    return {
+      k: 'unknown',
+      state: 'available',
+      bytes: buf.length,
+      text: `${reason}; the bytes are not UTF-8 and are kept as base64`,
+      media: 'application/octet-stream;base64',
+      data: buf.toString('base64'),
+    };
   }
   return { k: 'unknown', state: 'available', bytes: buf.length, text: reason, data: text };
 }
@@ -36,7 +43,10 @@ function usageOf(u: unknown): Usage | undefined {
   if (!isObj(u)) return undefined;
   const pick = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : undefined);
   const out: Usage = {};
-  const a = pick('input_tokens'), b = pick('output_tokens'), c = pick('cache_read_input_tokens'), d = pick('cache_creation_input_tokens');
+  const a = pick('input_tokens'),
+    b = pick('output_tokens'),
+    c = pick('cache_read_input_tokens'),
+    d = pick('cache_creation_input_tokens');
   if (a !== undefined) out.in = a;
   if (b !== undefined) out.out = b;
   if (c !== undefined) out.cache_read = c;
@@ -79,7 +89,12 @@ function blockPart(block: unknown, dropped: Dropped[], toolUseResult: unknown, r
       if (typeof block.tool_use_id !== 'string') break;
       const content = block.content;
       const text = textOfResultContent(content);
-      const p: Part = { k: 'result', state: 'available', bytes: typeof content === 'string' ? utf8Len(content) : jsonLen(content ?? null), of: block.tool_use_id };
+      const p: Part = {
+        k: 'result',
+        state: 'available',
+        bytes: typeof content === 'string' ? utf8Len(content) : jsonLen(content ?? null),
+        of: block.tool_use_id,
+      };
       if (typeof block.is_error === 'boolean') p.failed = block.is_error;
       if (text !== undefined) p.text = text;
       // The structured outcome rides with the result it belongs to; it is the only full copy of long output.
@@ -154,7 +169,8 @@ function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): str
     const blocks = Array.isArray(msg.content) ? msg.content : [];
     const isResult = blocks.some((b) => isObj(b) && b.type === 'tool_result');
     if (o.isMeta === true) f.push('injected');
-    else if (!isResult && o.isCompactSummary !== true && (trigger === 'external' || (trigger === undefined && isUntriggeredPrompt(o, msg)))) f.push('external_input');
+    else if (!isResult && o.isCompactSummary !== true && (trigger === 'external' || (trigger === undefined && isUntriggeredPrompt(o, msg))))
+      f.push('external_input');
   }
   if (type === 'attachment' && att) f.push(att.type === 'queued_command' && att.commandMode === 'prompt' ? 'external_input' : 'injected');
   if (tur) {
@@ -247,7 +263,9 @@ export function convertTranscriptLine(line: Buffer): Converted {
     } else r.parts.push(unknownPart(JSON.stringify(c), 'message content that is neither a string nor a list'));
   } else if (type === 'attachment' && att) {
     const text = typeof att.text === 'string' ? att.text : typeof att.content === 'string' ? att.content : undefined;
-    r.parts.push(text !== undefined ? { k: 'text', state: 'available', bytes: utf8Len(text), text } : { k: 'data', state: 'available', bytes: jsonLen(att), data: att });
+    r.parts.push(
+      text !== undefined ? { k: 'text', state: 'available', bytes: utf8Len(text), text } : { k: 'data', state: 'available', bytes: jsonLen(att), data: att },
+    );
   } else {
     // System records and the runtime's own bookkeeping (api-request, queue-operation, …) travel whole.
     r.parts.push({ k: 'data', state: 'available', bytes: line.length, data: o });

@@ -89,18 +89,27 @@ function readDirents(dir: string): Dirent[] | 'gone' | Error {
 }
 
 /** Some filesystems report no entry type; a symbolic link is judged by what it points at. */
-const typeUnknown = (e: Dirent) => !e.isFile() && !e.isDirectory() && !e.isSymbolicLink() && !e.isFIFO() && !e.isSocket() && !e.isBlockDevice() && !e.isCharacterDevice();
+const typeUnknown = (e: Dirent) =>
+  !e.isFile() && !e.isDirectory() && !e.isSymbolicLink() && !e.isFIFO() && !e.isSocket() && !e.isBlockDevice() && !e.isCharacterDevice();
 
 function isDir(dir: string, e: Dirent): boolean {
   if (e.isDirectory()) return true;
   if (!typeUnknown(e) && !e.isSymbolicLink()) return false;
-  try { return statSync(join(dir, e.name)).isDirectory(); } catch { return false; }
+  try {
+    return statSync(join(dir, e.name)).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isFile(dir: string, e: Dirent): boolean {
   if (e.isFile()) return true;
   if (!typeUnknown(e) && !e.isSymbolicLink()) return false;
-  try { return statSync(join(dir, e.name)).isFile(); } catch { return false; }
+  try {
+    return statSync(join(dir, e.name)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Lists a directory inside a session; one that cannot be read is skipped (the pass stays complete without it). */
@@ -152,8 +161,16 @@ export function discover(
       if (main && isFile(pdPath, e)) {
         const session = main[1]!;
         add({
-          session, projectDir, path: join(pdPath, e.name), rel: `${projectDir}/${e.name}`, kind: 'transcript', reading: 'append',
-          area: 'streams', areaName: 'main', prefix: 'transcript', stream: 'main',
+          session,
+          projectDir,
+          path: join(pdPath, e.name),
+          rel: `${projectDir}/${e.name}`,
+          kind: 'transcript',
+          reading: 'append',
+          area: 'streams',
+          areaName: 'main',
+          prefix: 'transcript',
+          stream: 'main',
         });
         continue;
       }
@@ -193,8 +210,16 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
       if (id === undefined) {
         if (batch !== undefined && e.name === JOURNAL && isFile(dir, e)) {
           out.push({
-            session, projectDir, path: join(dir, e.name), rel: `${relDir}/${e.name}`, kind: 'journal', reading: 'append',
-            area: 'runs', areaName: batch, prefix: 'journal', batch,
+            session,
+            projectDir,
+            path: join(dir, e.name),
+            rel: `${relDir}/${e.name}`,
+            kind: 'journal',
+            reading: 'append',
+            area: 'runs',
+            areaName: batch,
+            prefix: 'journal',
+            batch,
           });
         }
         continue;
@@ -205,9 +230,17 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
         continue;
       }
       out.push({
-        session, projectDir, path: join(dir, e.name), rel: `${relDir}/${e.name}`,
-        kind: t ? 'transcript' : 'agent_meta', reading: t ? 'append' : 'snapshot',
-        area: 'streams', areaName: id, prefix: t ? 'transcript' : 'meta', stream: id, batch,
+        session,
+        projectDir,
+        path: join(dir, e.name),
+        rel: `${relDir}/${e.name}`,
+        kind: t ? 'transcript' : 'agent_meta',
+        reading: t ? 'append' : 'snapshot',
+        area: 'streams',
+        areaName: id,
+        prefix: t ? 'transcript' : 'meta',
+        stream: id,
+        batch,
       });
     }
   };
@@ -223,8 +256,16 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
     const m = WORKFLOW_MANIFEST.exec(e.name);
     if (m && isFile(workflows, e)) {
       out.push({
-        session, projectDir, path: join(workflows, e.name), rel: `${relBase}/workflows/${e.name}`, kind: 'workflow_manifest',
-        reading: 'snapshot', area: 'runs', areaName: m[1]!, prefix: 'manifest', batch: m[1]!,
+        session,
+        projectDir,
+        path: join(workflows, e.name),
+        rel: `${relBase}/workflows/${e.name}`,
+        kind: 'workflow_manifest',
+        reading: 'snapshot',
+        area: 'runs',
+        areaName: m[1]!,
+        prefix: 'manifest',
+        batch: m[1]!,
       });
     }
   }
@@ -233,8 +274,17 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
     const s = splitScriptName(e.name);
     if (s && isFile(scripts, e)) {
       out.push({
-        session, projectDir, path: join(scripts, e.name), rel: `${relBase}/workflows/scripts/${e.name}`, kind: 'workflow_script',
-        reading: 'snapshot', area: 'runs', areaName: s.run, prefix: 'script', batch: s.run, label: s.label,
+        session,
+        projectDir,
+        path: join(scripts, e.name),
+        rel: `${relBase}/workflows/scripts/${e.name}`,
+        kind: 'workflow_script',
+        reading: 'snapshot',
+        area: 'runs',
+        areaName: s.run,
+        prefix: 'script',
+        batch: s.run,
+        label: s.label,
       });
     }
   }

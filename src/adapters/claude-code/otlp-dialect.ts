@@ -102,7 +102,8 @@ export function otlpSpanToSd(span: PlainSpan): OtlpConverted {
   if (span.spanId) data.span_id = span.spanId;
   if (span.parentSpanId) data.parent_span_id = span.parentSpanId;
   if (span.kind) data.kind = span.kind;
-  const start = nanosToRfc3339(span.startNs), end = nanosToRfc3339(span.endNs);
+  const start = nanosToRfc3339(span.startNs),
+    end = nanosToRfc3339(span.endNs);
   if (start) data.start = start;
   if (end) data.end = end;
   if (span.startNs > 0n && span.endNs >= span.startNs) {

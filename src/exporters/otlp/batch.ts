@@ -48,8 +48,13 @@ export class SessionFacts {
     for (const f of listLanded(this.root, session)) {
       try {
         const h = JSON.parse(firstLine(f.path) ?? '') as { adapter?: unknown };
-        if (typeof h.adapter === 'string') { adapter = h.adapter; break; }
-      } catch { /* the next file */ }
+        if (typeof h.adapter === 'string') {
+          adapter = h.adapter;
+          break;
+        }
+      } catch {
+        /* the next file */
+      }
     }
     this.adapters.set(session, adapter);
     return adapter;
@@ -63,7 +68,9 @@ export class SessionFacts {
       try {
         const t = describeLanded(f.rel, readFileSync(f.path)).throughNs;
         if (t !== undefined && (max === undefined || t > max)) max = t;
-      } catch { /* a file that does not read has no time to offer */ }
+      } catch {
+        /* a file that does not read has no time to offer */
+      }
     }
     this.latest.set(session, max);
     return max;

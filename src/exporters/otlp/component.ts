@@ -17,9 +17,11 @@ export function formatPush(r: PushReport): string {
   const when = r.retryAt ? ` retry_at=${new Date(r.retryAt).toISOString()}` : '';
   const spool = r.spool ? formatSweep(r.spool) : '';
   if (r.skipped) return `push ${r.endpoint}: skipped (${r.skipped})${when}${spool ? `; ${spool}` : ''}`;
-  return `push ${r.endpoint}: logs ${r.logs.files} file(s) ${r.logs.bytes} byte(s) in ${r.logs.requests} request(s), metrics ${r.metrics.files} file(s) in ${r.metrics.requests} request(s),` +
+  return (
+    `push ${r.endpoint}: logs ${r.logs.files} file(s) ${r.logs.bytes} byte(s) in ${r.logs.requests} request(s), metrics ${r.metrics.files} file(s) in ${r.metrics.requests} request(s),` +
     ` wire ${r.wireBytes} byte(s), pending ${r.pending}, paused=${(r.pausedMs / 1000).toFixed(3)}s${r.stoppedBy ? ` stopped_by=${r.stoppedBy}` : ''}${when}, problems ${r.problems.length} (${r.durationMs} ms)` +
-    (spool ? `; ${spool}` : '');
+    (spool ? `; ${spool}` : '')
+  );
 }
 
 /** Who consumes the spool in this service: every exporter, asked through the host. */
@@ -55,14 +57,20 @@ export class OtlpExporterComponent implements Component {
   private lastHeld = '';
   private inMetrics = false;
 
-  constructor(private readonly cfg: OtlpExporterConfig, private readonly s: ComponentSettings) {}
+  constructor(
+    private readonly cfg: OtlpExporterConfig,
+    private readonly s: ComponentSettings,
+  ) {}
 
   async start(): Promise<void> {
     const logs = this.cfg.logs && this.s.pipelines.some((p) => pipelineType(p) === 'sessions');
     const inMetrics = this.cfg.metrics && this.s.pipelines.some((p) => pipelineType(p) === 'metrics');
     const source = inMetrics ? this.s.metricsSource : undefined;
     this.pusher = new Pusher({
-      root: this.s.storageRoot, cfg: this.cfg, logs, metrics: undefined,
+      root: this.s.storageRoot,
+      cfg: this.cfg,
+      logs,
+      metrics: undefined,
       log: (level, msg, fields) => this.s.log[level](msg, fields),
       onSent: (sig, n) => this.s.telemetry.sent(sig === 'logs' ? 'log_records' : 'metric_points', n),
       onFailed: (sig, n, reason) => this.s.telemetry.sendFailed(sig === 'logs' ? 'log_records' : 'metric_points', n, reason),
@@ -71,8 +79,19 @@ export class OtlpExporterComponent implements Component {
     this.inMetrics = inMetrics;
     if (inMetrics) this.retention = new SpoolRetention(this.s.storageRoot);
     this.s.log.info('exporting', {
-      endpoint: this.pusher.endpoint, protocol: this.cfg.protocol, logs, metrics: inMetrics, batch_bytes: this.cfg.batchBytes, max_bytes_per_minute: this.cfg.maxBytesPerMinute,
-      ...(inMetrics ? { spool_retention: this.cfg.spoolRetention.enabled ? { keep_ms: this.cfg.spoolRetention.keepMs, ignore_receivers: this.cfg.spoolRetention.ignoreReceivers } : 'off' } : {}),
+      endpoint: this.pusher.endpoint,
+      protocol: this.cfg.protocol,
+      logs,
+      metrics: inMetrics,
+      batch_bytes: this.cfg.batchBytes,
+      max_bytes_per_minute: this.cfg.maxBytesPerMinute,
+      ...(inMetrics
+        ? {
+            spool_retention: this.cfg.spoolRetention.enabled
+              ? { keep_ms: this.cfg.spoolRetention.keepMs, ignore_receivers: this.cfg.spoolRetention.ignoreReceivers }
+              : 'off',
+          }
+        : {}),
     });
   }
 
@@ -100,7 +119,9 @@ export class OtlpExporterComponent implements Component {
       }
       if (r.spool.removed) ctx.log.info('sent spool files removed', { files: r.spool.removed, bytes: r.spool.removedBytes, forgotten: r.spool.forgotten });
     }
-    const spoolCounts: Record<string, number> = r.spool ? { spool_removed: r.spool.removed, spool_removed_bytes: r.spool.removedBytes, spool_unsent: r.spool.unsent } : {};
+    const spoolCounts: Record<string, number> = r.spool
+      ? { spool_removed: r.spool.removed, spool_removed_bytes: r.spool.removedBytes, spool_unsent: r.spool.unsent }
+      : {};
     const spoolProblems = (r.spool?.problems ?? []).map((x) => `${this.s.id}: spool: ${x}`);
     if (r.skipped === 'backoff') {
       return {
@@ -116,8 +137,14 @@ export class OtlpExporterComponent implements Component {
       changed: changed || (r.spool?.removed ?? 0) > 0,
       problems: [...r.problems.map((x) => `${this.s.id}: ${x}`), ...spoolProblems],
       counts: {
-        log_files: r.logs.files, log_bytes: r.logs.bytes, metric_files: r.metrics.files, requests: r.logs.requests + r.metrics.requests,
-        wire_bytes: r.wireBytes, pending: r.pending, paused_ms: Math.round(r.pausedMs), ...spoolCounts,
+        log_files: r.logs.files,
+        log_bytes: r.logs.bytes,
+        metric_files: r.metrics.files,
+        requests: r.logs.requests + r.metrics.requests,
+        wire_bytes: r.wireBytes,
+        pending: r.pending,
+        paused_ms: Math.round(r.pausedMs),
+        ...spoolCounts,
       },
     };
   }

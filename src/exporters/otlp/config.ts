@@ -72,8 +72,24 @@ export const DEFAULT_BATCH_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_LAYER = 'AI_AGENT';
 
-const KEYS = ['protocol', 'endpoint', 'tls', 'ca_file', 'headers', 'compression', 'timeout', 'logs', 'metrics', 'batch_bytes',
-  'max_bytes_per_minute', 'service_name', 'instance_id', 'layer', 'retry_on_failure', 'spool_retention'] as const;
+const KEYS = [
+  'protocol',
+  'endpoint',
+  'tls',
+  'ca_file',
+  'headers',
+  'compression',
+  'timeout',
+  'logs',
+  'metrics',
+  'batch_bytes',
+  'max_bytes_per_minute',
+  'service_name',
+  'instance_id',
+  'layer',
+  'retry_on_failure',
+  'spool_retention',
+] as const;
 
 /** A header name as HTTP allows it (a token); gRPC metadata keys are the lower-case form. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -87,14 +103,20 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
   let url: URL | undefined;
   if (protocol === 'grpc') {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(endpointText)) {
-      throw new ConfigError(endpointPath, `with protocol grpc, write host:port such as 127.0.0.1:11800 (set tls: true for TLS); got ${JSON.stringify(endpointText)}`);
+      throw new ConfigError(
+        endpointPath,
+        `with protocol grpc, write host:port such as 127.0.0.1:11800 (set tls: true for TLS); got ${JSON.stringify(endpointText)}`,
+      );
     }
     try {
       grpc = parseEndpoint(endpointText, endpointPath);
     } catch {
-      throw new ConfigError(endpointPath, `must be host:port, the receiver's address such as 127.0.0.1:11800 ([::1]:11800 for IPv6); got ${JSON.stringify(endpointText)}`);
+      throw new ConfigError(
+        endpointPath,
+        `must be host:port, the receiver's address such as 127.0.0.1:11800 ([::1]:11800 for IPv6); got ${JSON.stringify(endpointText)}`,
+      );
     }
-    if (grpc.port === 0) throw new ConfigError(endpointPath, 'port 0 cannot be sent to; name the receiver\'s port');
+    if (grpc.port === 0) throw new ConfigError(endpointPath, "port 0 cannot be sent to; name the receiver's port");
     if (grpc.host === '0.0.0.0' && !/^0\.0\.0\.0:/.test(endpointText)) {
       throw new ConfigError(endpointPath, `names no host; write host:port such as 127.0.0.1:11800, got ${JSON.stringify(endpointText)}`);
     }
@@ -102,9 +124,13 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
     try {
       url = new URL(endpointText);
     } catch {
-      throw new ConfigError(endpointPath, `with protocol http, write the receiver's base URL such as http://127.0.0.1:12800 (/v1/logs is appended); got ${JSON.stringify(endpointText)}`);
+      throw new ConfigError(
+        endpointPath,
+        `with protocol http, write the receiver's base URL such as http://127.0.0.1:12800 (/v1/logs is appended); got ${JSON.stringify(endpointText)}`,
+      );
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(endpointPath, `must be an http:// or https:// base URL such as http://127.0.0.1:12800, got ${JSON.stringify(endpointText)}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ConfigError(endpointPath, `must be an http:// or https:// base URL such as http://127.0.0.1:12800, got ${JSON.stringify(endpointText)}`);
     if (url.search || url.hash) throw new ConfigError(endpointPath, 'must be a base URL without a query or fragment');
     if (/\/v1\/(logs|metrics)\/?$/.test(url.pathname)) {
       throw new ConfigError(endpointPath, `is the base URL; /v1/logs and /v1/metrics are appended, so leave them out (got ${JSON.stringify(endpointText)})`);
@@ -140,13 +166,15 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
   const timeoutMs = duration(m.timeout, join(path, 'timeout'), DEFAULT_TIMEOUT_MS, { minMs: 1, maxMs: 3_600_000 });
   const logs = bool(m.logs, join(path, 'logs'), true);
   const metrics = bool(m.metrics, join(path, 'metrics'), true);
-  if (!logs && !metrics) throw new ConfigError(join(path, 'logs'), 'logs and metrics are both false: the exporter would send nothing; turn one on or remove the exporter');
+  if (!logs && !metrics)
+    throw new ConfigError(join(path, 'logs'), 'logs and metrics are both false: the exporter would send nothing; turn one on or remove the exporter');
   const batchBytes = bytes(m.batch_bytes, join(path, 'batch_bytes'), DEFAULT_BATCH_BYTES, { min: 1, max: 1024 ** 3 });
   const maxBytesPerMinute = bytes(m.max_bytes_per_minute, join(path, 'max_bytes_per_minute'), 0);
   const serviceName = str(m.service_name, join(path, 'service_name'), '');
   const instanceId = str(m.instance_id, join(path, 'instance_id'), '');
   const layer = str(m.layer, join(path, 'layer'), DEFAULT_LAYER, { nonEmpty: true });
-  if (!/^[A-Z][A-Z0-9_]*$/.test(layer)) throw new ConfigError(join(path, 'layer'), `a layer name is upper case with underscores, such as AI_AGENT; got ${JSON.stringify(layer)}`);
+  if (!/^[A-Z][A-Z0-9_]*$/.test(layer))
+    throw new ConfigError(join(path, 'layer'), `a layer name is upper case with underscores, such as AI_AGENT; got ${JSON.stringify(layer)}`);
   const rp = join(path, 'retry_on_failure');
   const rm = mapping(m.retry_on_failure, rp, ['initial_interval', 'max_interval']);
   const retryInitialMs = duration(rm.initial_interval, join(rp, 'initial_interval'), 5000, { minMs: 1 });
@@ -154,12 +182,33 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
   if (retryMaxMs < retryInitialMs) throw new ConfigError(join(rp, 'max_interval'), `must be at least initial_interval (${retryInitialMs}ms)`);
   const spoolRetention = validateSpoolRetention(m.spool_retention, join(path, 'spool_retention'));
   const c: OtlpExporterConfig = {
-    protocol, grpc, url, tls, ca, caFile, headers, compression, timeoutMs, logs, metrics, batchBytes, maxBytesPerMinute,
-    serviceName, instanceId, layer, retryInitialMs, retryMaxMs, spoolRetention,
+    protocol,
+    grpc,
+    url,
+    tls,
+    ca,
+    caFile,
+    headers,
+    compression,
+    timeoutMs,
+    logs,
+    metrics,
+    batchBytes,
+    maxBytesPerMinute,
+    serviceName,
+    instanceId,
+    layer,
+    retryInitialMs,
+    retryMaxMs,
+    spoolRetention,
   };
   const own = endpointKey(c);
   const i = spoolRetention.ignoreReceivers.indexOf(own);
-  if (i >= 0) throw new ConfigError(join(join(join(path, 'spool_retention'), 'ignore_receivers'), i), `is this exporter's own receiver (${own}); the receivers an exporter sends to are always waited for`);
+  if (i >= 0)
+    throw new ConfigError(
+      join(join(join(path, 'spool_retention'), 'ignore_receivers'), i),
+      `is this exporter's own receiver (${own}); the receivers an exporter sends to are always waited for`,
+    );
   return c;
 }
 
@@ -184,9 +233,13 @@ export function validateSpoolRetention(raw: unknown, path: string): SpoolRetenti
   const ignoreReceivers = strList(m.ignore_receivers, ip, []);
   ignoreReceivers.forEach((r, i) => {
     if (!RECEIVER_NAME.test(r)) {
-      throw new ConfigError(join(ip, i), `must name a receiver as push.state does: grpc://host:port, grpcs://host:port, an http:// or https:// base URL, or unknown; got ${JSON.stringify(r)}`);
+      throw new ConfigError(
+        join(ip, i),
+        `must name a receiver as push.state does: grpc://host:port, grpcs://host:port, an http:// or https:// base URL, or unknown; got ${JSON.stringify(r)}`,
+      );
     }
-    if (/^https?:/.test(r) && r.endsWith('/')) throw new ConfigError(join(ip, i), `push.state names an HTTP receiver without the trailing slash: ${JSON.stringify(r.replace(/\/+$/, ''))}`);
+    if (/^https?:/.test(r) && r.endsWith('/'))
+      throw new ConfigError(join(ip, i), `push.state names an HTTP receiver without the trailing slash: ${JSON.stringify(r.replace(/\/+$/, ''))}`);
     if (ignoreReceivers.indexOf(r) !== i) throw new ConfigError(join(ip, i), `${JSON.stringify(r)} is listed twice`);
   });
   return { enabled, keepMs, ignoreReceivers };

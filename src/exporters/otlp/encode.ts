@@ -15,8 +15,6 @@ import { lazy } from '../../util/lazy.js';
 
 export { nanos };
 
-
-
 const LEN = 2;
 
 interface Fields {

@@ -12,13 +12,28 @@ const identity = (b: Buffer) => b;
 const S = grpc.status;
 
 /** Codes after which no further request of the pass can succeed either. */
-const STOP = new Set<number>([S.CANCELLED, S.UNKNOWN, S.ABORTED, S.OUT_OF_RANGE, S.UNAVAILABLE, S.DATA_LOSS, S.INTERNAL, S.UNAUTHENTICATED, S.PERMISSION_DENIED, S.UNIMPLEMENTED, S.NOT_FOUND]);
+const STOP = new Set<number>([
+  S.CANCELLED,
+  S.UNKNOWN,
+  S.ABORTED,
+  S.OUT_OF_RANGE,
+  S.UNAVAILABLE,
+  S.DATA_LOSS,
+  S.INTERNAL,
+  S.UNAUTHENTICATED,
+  S.PERMISSION_DENIED,
+  S.UNIMPLEMENTED,
+  S.NOT_FOUND,
+]);
 
 export class GrpcTransport implements Transport {
   private client: grpc.Client | undefined;
   private readonly target: string;
 
-  constructor(private readonly cfg: OtlpExporterConfig, readonly endpoint: string) {
+  constructor(
+    private readonly cfg: OtlpExporterConfig,
+    readonly endpoint: string,
+  ) {
     const e = cfg.grpc!;
     this.target = `${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
   }
@@ -43,13 +58,19 @@ export class GrpcTransport implements Transport {
     for (const [k, v] of Object.entries(this.cfg.headers)) md.set(k, v);
     const where = `${this.endpoint} ${GRPC_SERVICE[signal]}/Export`;
     return new Promise<Outcome>((resolve) => {
-      const call = client.makeUnaryRequest<Buffer, Buffer>(`/${GRPC_SERVICE[signal]}/Export`, identity, identity, body, md,
+      const call = client.makeUnaryRequest<Buffer, Buffer>(
+        `/${GRPC_SERVICE[signal]}/Export`,
+        identity,
+        identity,
+        body,
+        md,
         { deadline: Date.now() + this.cfg.timeoutMs },
         (err, value) => {
           abort?.removeEventListener('abort', onAbort);
           if (!err) return resolve(readResponse(signal, value, where));
           resolve(this.outcomeOf(err, where));
-        });
+        },
+      );
       const onAbort = () => call.cancel();
       abort?.addEventListener('abort', onAbort, { once: true });
     });
@@ -59,7 +80,8 @@ export class GrpcTransport implements Transport {
     const text = `${where} answered ${S[err.code] ?? err.code}: ${err.details || err.message}`;
     if (err.code === S.RESOURCE_EXHAUSTED) {
       // The receiver's message size limit is reported with this code too; that is no request to slow down.
-      if (/larger than max|message too large|exceeds/i.test(err.details ?? '')) return { ok: false, kind: 'refused', message: `${text}; the receiver's message size limit is below this request (see batch_bytes)` };
+      if (/larger than max|message too large|exceeds/i.test(err.details ?? ''))
+        return { ok: false, kind: 'refused', message: `${text}; the receiver's message size limit is below this request (see batch_bytes)` };
       const d = err.metadata?.get('grpc-status-details-bin')[0];
       return { ok: false, kind: 'throttled', message: text, retryAfterMs: grpcRetryDelayMs(Buffer.isBuffer(d) ? d : undefined) };
     }

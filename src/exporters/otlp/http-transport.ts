@@ -18,7 +18,10 @@ export class HttpTransport implements Transport {
   private readonly agent: HttpAgent;
   private readonly https: boolean;
 
-  constructor(private readonly cfg: OtlpExporterConfig, readonly endpoint: string) {
+  constructor(
+    private readonly cfg: OtlpExporterConfig,
+    readonly endpoint: string,
+  ) {
     this.https = cfg.url!.protocol === 'https:';
     this.agent = this.https ? new HttpsAgent({ keepAlive: true, maxSockets: 1, ca: cfg.ca }) : new HttpAgent({ keepAlive: true, maxSockets: 1 });
   }
@@ -43,7 +46,9 @@ export class HttpTransport implements Transport {
         resolve(o);
       };
       const req = (this.https ? httpsRequest : httpRequest)(url, { method: 'POST', agent: this.agent, headers }, (res) => {
-        this.answer(signal, res, where).then(done, (err: Error) => done({ ok: false, kind: 'unavailable', message: `${where}: the answer broke off: ${err.message}` }));
+        this.answer(signal, res, where).then(done, (err: Error) =>
+          done({ ok: false, kind: 'unavailable', message: `${where}: the answer broke off: ${err.message}` }),
+        );
       });
       const timer = setTimeout(() => {
         req.destroy();
@@ -66,7 +71,11 @@ export class HttpTransport implements Transport {
       size += (c as Buffer).length;
       if (size > MAX_RESPONSE_BYTES) {
         res.destroy();
-        return { ok: false, kind: 'refused', message: `${where} answered ${res.statusCode} with a body over ${MAX_RESPONSE_BYTES} bytes; nothing is recorded as sent` };
+        return {
+          ok: false,
+          kind: 'refused',
+          message: `${where} answered ${res.statusCode} with a body over ${MAX_RESPONSE_BYTES} bytes; nothing is recorded as sent`,
+        };
       }
       chunks.push(c as Buffer);
     }
@@ -85,7 +94,11 @@ export class HttpTransport implements Transport {
     const after = retryAfterMs(res.headers['retry-after']);
     if (status === 429) return { ok: false, kind: 'throttled', message: `${said}${text()}`, retryAfterMs: after };
     if (status >= 300 && status < 400) {
-      return { ok: false, kind: 'unavailable', message: `${said} (a redirect${res.headers.location ? ` to ${res.headers.location}` : ''}), which is not followed: configure the receiver's own address` };
+      return {
+        ok: false,
+        kind: 'unavailable',
+        message: `${said} (a redirect${res.headers.location ? ` to ${res.headers.location}` : ''}), which is not followed: configure the receiver's own address`,
+      };
     }
     if (status >= 500 || status === 401 || status === 403 || status === 404 || status === 405) {
       return { ok: false, kind: 'unavailable', message: `${said}${text()}`, retryAfterMs: after };

@@ -21,7 +21,9 @@ export interface PlannedFile {
 
 function sessionDirs(root: string): string[] {
   try {
-    return readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() && isSessionEntryName(e.name)).map((e) => e.name);
+    return readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && isSessionEntryName(e.name))
+      .map((e) => e.name);
   } catch {
     return [];
   }
@@ -72,7 +74,9 @@ export class ConversationSessions {
           this.known.set(conversation, h.session);
           return h.session;
         }
-      } catch { /* a bad round is reported when it is read for sending */ }
+      } catch {
+        /* a bad round is reported when it is read for sending */
+      }
     }
     return undefined;
   }
@@ -83,15 +87,17 @@ export class ConversationSessions {
  * for this receiver.
  */
 export function planLogs(root: string, sent: ReadonlyMap<string, string>, conv: ConversationSessions): PlannedFile[] {
-  const sessions = sessionDirs(root).map((session) => {
-    const files = listLanded(root, session);
-    let first = '~';
-    for (const f of files) {
-      const stamp = parseLandedName(f.path.slice(f.path.lastIndexOf('/') + 1))?.stamp;
-      if (stamp && stamp < first) first = stamp;
-    }
-    return { session, files, first };
-  }).filter((s) => s.files.length > 0)
+  const sessions = sessionDirs(root)
+    .map((session) => {
+      const files = listLanded(root, session);
+      let first = '~';
+      for (const f of files) {
+        const stamp = parseLandedName(f.path.slice(f.path.lastIndexOf('/') + 1))?.stamp;
+        if (stamp && stamp < first) first = stamp;
+      }
+      return { session, files, first };
+    })
+    .filter((s) => s.files.length > 0)
     .sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
   const roundsBySession = new Map<string, string[]>();
   const orphans: string[] = [];
@@ -127,7 +133,8 @@ export function planLogs(root: string, sent: ReadonlyMap<string, string>, conv: 
 
 /** The spooled metrics requests of one source not yet sent, by name (which orders them in time). */
 export function planMetrics(root: string, sent: ReadonlyMap<string, string>, source: MetricsSource): PlannedFile[] {
-  return new MetricsSpool(root).list(source)
+  return new MetricsSpool(root)
+    .list(source)
     .map((f) => ({ rel: f.rel, path: f.path, format: 'metrics' as const }))
     .filter((f) => !sent.has(f.rel));
 }

@@ -129,7 +129,16 @@ export class Pusher {
    */
   async pass(opts: { signal?: AbortSignal; force?: boolean } = {}): Promise<PushReport> {
     const started = this.clock.now();
-    const r: PushReport = { endpoint: this.endpoint, logs: emptyCounts(), metrics: emptyCounts(), wireBytes: 0, pending: 0, pausedMs: 0, problems: [], durationMs: 0 };
+    const r: PushReport = {
+      endpoint: this.endpoint,
+      logs: emptyCounts(),
+      metrics: emptyCounts(),
+      wireBytes: 0,
+      pending: 0,
+      pausedMs: 0,
+      problems: [],
+      durationMs: 0,
+    };
     const finish = () => ((r.durationMs = Math.round(this.clock.now() - started)), r);
     if (!opts.force && Date.now() < this.notBefore) {
       r.skipped = 'backoff';
@@ -230,7 +239,13 @@ export class Pusher {
         }
         this.o.onFailed?.(signal, current.items, outcome.kind);
         r.problems.push(`${signal}: ${outcome.message} (${current.files.length} file(s) left for the next pass)`);
-        this.o.log?.(stopsPass(outcome) ? 'warn' : 'error', 'export request not taken', { endpoint: this.endpoint, signal, outcome: outcome.kind, files: current.files.length, error: outcome.message });
+        this.o.log?.(stopsPass(outcome) ? 'warn' : 'error', 'export request not taken', {
+          endpoint: this.endpoint,
+          signal,
+          outcome: outcome.kind,
+          files: current.files.length,
+          error: outcome.message,
+        });
         if (outcome.kind === 'throttled') this.bucket.empty();
         if (stopsPass(outcome)) return await end(outcome);
       }
@@ -252,14 +267,20 @@ export class Pusher {
       try {
         size = statSync(f.path).size;
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') { r.pending--; continue; } // removed since planned
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          r.pending--;
+          continue;
+        } // removed since planned
         r.problems.push(`${f.rel}: cannot be read: ${(err as Error).message}`);
         continue;
       }
       if (planned > 0 && planned + size > max) break;
       chosen.push(f);
       planned += size;
-      if (planned >= max) { i++; break; }
+      if (planned >= max) {
+        i++;
+        break;
+      }
     }
     return { chosen, next: i };
   }
@@ -275,7 +296,10 @@ export class Pusher {
     };
     if (signal === 'logs') {
       const b = await this.builder.build({
-        root: this.o.root, pass: this.passNo, identity: this.identity, observedNs: nowNs(),
+        root: this.o.root,
+        pass: this.passNo,
+        identity: this.identity,
+        observedNs: nowNs(),
         files: chosen.map((f) => ({ rel: f.rel, path: f.path, format: f.format as 'sd' | 'sf' })),
       });
       r.pending -= b.gone;
@@ -294,7 +318,13 @@ export class Pusher {
       }
     }
     if (!raw.length) return undefined;
-    return { signal, files: raw.map((x) => ({ rel: x.rel, digest: x.digest })), body: this.encodeMetrics(raw), fileBytes: raw.reduce((n, x) => n + x.bytes.length, 0), items: raw.length };
+    return {
+      signal,
+      files: raw.map((x) => ({ rel: x.rel, digest: x.digest })),
+      body: this.encodeMetrics(raw),
+      fileBytes: raw.reduce((n, x) => n + x.bytes.length, 0),
+      items: raw.length,
+    };
   }
 
   /**

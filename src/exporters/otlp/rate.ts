@@ -11,16 +11,17 @@ export interface Clock {
 
 export const realClock: Clock = {
   now: () => performance.now(),
-  sleep: (ms, signal) => new Promise<void>((res) => {
-    if (signal?.aborted) return res();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      res();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  }),
+  sleep: (ms, signal) =>
+    new Promise<void>((res) => {
+      if (signal?.aborted) return res();
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        signal?.removeEventListener('abort', done);
+        res();
+      }
+      signal?.addEventListener('abort', done, { once: true });
+    }),
 };
 
 export class TokenBucket {
@@ -28,7 +29,10 @@ export class TokenBucket {
   private at: number;
 
   /** `perMinute` 0 is no limit. */
-  constructor(readonly perMinute: number, private readonly clock: Clock = realClock) {
+  constructor(
+    readonly perMinute: number,
+    private readonly clock: Clock = realClock,
+  ) {
     this.tokens = perMinute;
     this.at = clock.now();
   }

@@ -30,7 +30,10 @@ export interface OutFile {
 
 /** A file the exporter refuses to send, and why. */
 export class UnsendableFileError extends AszError {
-  constructor(readonly rel: string, readonly reason: string) {
+  constructor(
+    readonly rel: string,
+    readonly reason: string,
+  ) {
     super(reason, rel);
   }
 }
@@ -87,9 +90,11 @@ function check(rel: string, bytes: Buffer, closingType: 'end' | 'commit'): Check
   } catch {
     throw new UnsendableFileError(rel, 'the first or the last line is not JSON');
   }
-  if (typeof first !== 'object' || first === null || typeof last !== 'object' || last === null) throw new UnsendableFileError(rel, 'the first or the last line is not a JSON object');
+  if (typeof first !== 'object' || first === null || typeof last !== 'object' || last === null)
+    throw new UnsendableFileError(rel, 'the first or the last line is not a JSON object');
   if (last.t !== closingType) throw new UnsendableFileError(rel, `the last line is not the ${closingType} line: the file was cut short`);
-  if (last.digest !== inner) throw new UnsendableFileError(rel, `the ${closingType} line's digest ${String(last.digest)} does not match the content's ${inner}`);
+  if (last.digest !== inner)
+    throw new UnsendableFileError(rel, `the ${closingType} line's digest ${String(last.digest)} does not match the content's ${inner}`);
   let lines = 0;
   for (let p = bytes.indexOf(10); p >= 0; p = bytes.indexOf(10, p + 1)) lines++;
   return { digest, lines, first, last, lastStart, firstEnd };
@@ -100,7 +105,10 @@ const PARTS_KEY = Buffer.from('"parts":');
 /** A UTC time the way runtimes write it; two of the same length compare as text. */
 const PLAIN_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-interface Stamp { ns: bigint; text: string }
+interface Stamp {
+  ns: bigint;
+  text: string;
+}
 
 /**
  * The earliest and the latest record time of a landed file. A record's own `time` is a top-level
@@ -114,8 +122,14 @@ function recordTimes(bytes: Buffer, from: number, to: number): { from?: Stamp; t
   let lo: Stamp | undefined, hi: Stamp | undefined;
   const consider = (text: string) => {
     if (loText !== undefined && hiText !== undefined && text.length === loText.length && text.length === hiText.length && PLAIN_UTC.test(text)) {
-      if (text < loText) { loText = text; lo = undefined; }
-      if (text > hiText) { hiText = text; hi = undefined; }
+      if (text < loText) {
+        loText = text;
+        lo = undefined;
+      }
+      if (text > hiText) {
+        hiText = text;
+        hi = undefined;
+      }
       return;
     }
     const ns = timeNs(text);
@@ -151,9 +165,12 @@ function recordTimes(bytes: Buffer, from: number, to: number): { from?: Stamp; t
 export function describeLanded(rel: string, bytes: Buffer): OutFile {
   const c = check(rel, bytes, 'end');
   const h = c.first;
-  if (h.h !== 1 || typeof h.schema !== 'string' || !h.schema.startsWith('sd/')) throw new UnsendableFileError(rel, 'the first line is not a Session Data header');
-  if (typeof h.session !== 'string' || typeof h.kind !== 'string' || typeof h.seq !== 'number') throw new UnsendableFileError(rel, 'the header lacks session, kind or seq');
-  if (c.last.records !== c.lines - 2) throw new UnsendableFileError(rel, `the closing line says ${String(c.last.records)} records, the file holds ${c.lines - 2}`);
+  if (h.h !== 1 || typeof h.schema !== 'string' || !h.schema.startsWith('sd/'))
+    throw new UnsendableFileError(rel, 'the first line is not a Session Data header');
+  if (typeof h.session !== 'string' || typeof h.kind !== 'string' || typeof h.seq !== 'number')
+    throw new UnsendableFileError(rel, 'the header lacks session, kind or seq');
+  if (c.last.records !== c.lines - 2)
+    throw new UnsendableFileError(rel, `the closing line says ${String(c.last.records)} records, the file holds ${c.lines - 2}`);
   const t = recordTimes(bytes, c.firstEnd + 1, c.lastStart);
   const attributes: Attr[] = [
     s('asz.format', 'sd'),
@@ -169,8 +186,15 @@ export function describeLanded(rel: string, bytes: Buffer): OutFile {
   if (typeof h.stream === 'string' && h.stream) attributes.push(s('asz.stream', h.stream));
   if (typeof h.batch === 'string' && h.batch) attributes.push(s('asz.run', h.batch));
   return {
-    rel, format: 'sd', bytes, digest: c.digest, session: h.session, adapter: typeof h.adapter === 'string' ? h.adapter : undefined,
-    attributes, timeNs: t.through?.ns, throughNs: t.through?.ns,
+    rel,
+    format: 'sd',
+    bytes,
+    digest: c.digest,
+    session: h.session,
+    adapter: typeof h.adapter === 'string' ? h.adapter : undefined,
+    attributes,
+    timeNs: t.through?.ns,
+    throughNs: t.through?.ns,
   };
 }
 
@@ -178,8 +202,10 @@ export function describeLanded(rel: string, bytes: Buffer): OutFile {
 export function describeRound(rel: string, bytes: Buffer): OutFile {
   const c = check(rel, bytes, 'commit');
   const h = c.first;
-  if (h.t !== 'header' || typeof h.schema !== 'string' || !h.schema.startsWith('sf/')) throw new UnsendableFileError(rel, 'the first line is not a round header');
-  if (typeof h.session !== 'string' || typeof h.conversation !== 'string' || typeof h.round !== 'number') throw new UnsendableFileError(rel, 'the header lacks session, conversation or round');
+  if (h.t !== 'header' || typeof h.schema !== 'string' || !h.schema.startsWith('sf/'))
+    throw new UnsendableFileError(rel, 'the first line is not a round header');
+  if (typeof h.session !== 'string' || typeof h.conversation !== 'string' || typeof h.round !== 'number')
+    throw new UnsendableFileError(rel, 'the header lacks session, conversation or round');
   const attributes: Attr[] = [
     s('asz.format', 'sf'),
     s('asz.format.version', h.schema),
@@ -193,9 +219,11 @@ export function describeRound(rel: string, bytes: Buffer): OutFile {
     const ns = timeNs(h[k]);
     return ns === undefined ? undefined : { ns, text: utcText(h[k] as string, ns) };
   };
-  const from = time('from_time'), through = time('through_time');
+  const from = time('from_time'),
+    through = time('through_time');
   if (from && through) attributes.push(s('asz.from_time', from.text), s('asz.through_time', through.text));
-  const sFrom = time('session_from_time'), sThrough = time('session_through_time');
+  const sFrom = time('session_from_time'),
+    sThrough = time('session_through_time');
   if (sFrom) attributes.push(s('asz.session.from_time', sFrom.text));
   if (sThrough) attributes.push(s('asz.session.through_time', sThrough.text));
   if (typeof h.title === 'string' && h.title) attributes.push(s('asz.conversation.title', h.title));

@@ -90,10 +90,14 @@ export class SpoolRetention {
         out.held.push(`${KIND_WORDS[kind]} are all kept: ${why}`);
         continue;
       }
-      const readers: SpoolReaderCheck[] = scope.readers.filter((x) => x.source === kind).map((x) => ({ name: `exporters/${x.id}`, hasRead: (n) => x.reader!.hasRead(n) }));
+      const readers: SpoolReaderCheck[] = scope.readers
+        .filter((x) => x.source === kind)
+        .map((x) => ({ name: `exporters/${x.id}`, hasRead: (n) => x.reader!.hasRead(n) }));
       let pendingReceipt = 0;
       const r = await this.spool.removeSent(kind, {
-        state: this.state, signal, readers,
+        state: this.state,
+        signal,
+        readers,
         endpoints: [...new Set(cs.map((c) => c.endpoint))],
         keepMs: Math.max(...cs.map((c) => c.retention.keepMs)),
         // A derived request whose receipt is still there belongs to a derivation that has not
@@ -122,12 +126,17 @@ export class SpoolRetention {
     const ignored = new Set(cs.flatMap((c) => c.retention.ignoreReceivers));
     const re = MetricsSpool.namePattern(kind);
     const prefix = `${METRICS_DIR}/`;
-    const foreign = this.state.endpoints().filter((e) => !ours.has(e) && !ignored.has(e)
-      && [...this.state.sent(e).keys()].some((rel) => rel.startsWith(prefix) && re.test(rel.slice(prefix.length))));
+    const foreign = this.state
+      .endpoints()
+      .filter(
+        (e) => !ours.has(e) && !ignored.has(e) && [...this.state.sent(e).keys()].some((rel) => rel.startsWith(prefix) && re.test(rel.slice(prefix.length))),
+      );
     if (foreign.length === 0) return undefined;
     const where = cs.map((c) => `exporters.${c.id}.spool_retention.ignore_receivers`).join(' or ');
-    return `push.state records them sent to ${foreign.join(', ')}, which no otlp exporter here sends metrics to, and another process may still be sending them there;` +
-      ` if ${foreign.length > 1 ? 'those receivers no longer take' : 'that receiver no longer takes'} metrics from this root, list ${foreign.length > 1 ? 'them' : 'it'} in ${where}`;
+    return (
+      `push.state records them sent to ${foreign.join(', ')}, which no otlp exporter here sends metrics to, and another process may still be sending them there;` +
+      ` if ${foreign.length > 1 ? 'those receivers no longer take' : 'that receiver no longer takes'} metrics from this root, list ${foreign.length > 1 ? 'them' : 'it'} in ${where}`
+    );
   }
 }
 

@@ -10,18 +10,18 @@ export type ExportSignal = Extract<Signal, 'logs' | 'metrics'>;
 export type Outcome =
   | { ok: true; /** A warning the receiver sent with a full success. */ warning?: string }
   | {
-    ok: false;
-    /**
-     * `throttled`: 429 / RESOURCE_EXHAUSTED, the receiver asks us to slow down (the pass stops).
-     * `unavailable`: the receiver could not be reached, dropped the connection, or is down for now (the pass stops).
-     * `timeout`: no answer within `timeout` (the pass stops).
-     * `refused`: the receiver answered with an error about this request (the pass goes on with the next one).
-     * `partial`: the receiver took part of the request; it does not say which, so nothing is recorded (the pass goes on).
-     */
-    kind: 'throttled' | 'unavailable' | 'timeout' | 'refused' | 'partial';
-    message: string;
-    retryAfterMs?: number;
-  };
+      ok: false;
+      /**
+       * `throttled`: 429 / RESOURCE_EXHAUSTED, the receiver asks us to slow down (the pass stops).
+       * `unavailable`: the receiver could not be reached, dropped the connection, or is down for now (the pass stops).
+       * `timeout`: no answer within `timeout` (the pass stops).
+       * `refused`: the receiver answered with an error about this request (the pass goes on with the next one).
+       * `partial`: the receiver took part of the request; it does not say which, so nothing is recorded (the pass goes on).
+       */
+      kind: 'throttled' | 'unavailable' | 'timeout' | 'refused' | 'partial';
+      message: string;
+      retryAfterMs?: number;
+    };
 
 /** Whether an outcome ends the pass: the receiver is not taking requests now. */
 export const stopsPass = (o: Outcome): boolean => !o.ok && (o.kind === 'throttled' || o.kind === 'unavailable' || o.kind === 'timeout');
@@ -43,14 +43,22 @@ export function readResponse(signal: ExportSignal, body: Uint8Array | undefined,
   try {
     msg = responseType(signal).decode(body) as unknown as { partialSuccess?: Record<string, unknown> };
   } catch (err) {
-    return { ok: false, kind: 'refused', message: `${where} answered with a body that is not an OTLP ${signal} response (${(err as Error).message}); nothing is recorded as sent` };
+    return {
+      ok: false,
+      kind: 'refused',
+      message: `${where} answered with a body that is not an OTLP ${signal} response (${(err as Error).message}); nothing is recorded as sent`,
+    };
   }
   const ps = msg.partialSuccess;
   if (!ps) return { ok: true };
   const rejected = toBigInt(ps[REJECTED[signal]] as number | LongLike | undefined);
   const text = typeof ps.errorMessage === 'string' ? ps.errorMessage : '';
   if (rejected > 0n) {
-    return { ok: false, kind: 'partial', message: `${where} rejected ${rejected} of the request's ${ITEMS[signal]}${text ? `: ${text}` : ''}; it does not say which, so nothing is recorded as sent and the request goes again whole` };
+    return {
+      ok: false,
+      kind: 'partial',
+      message: `${where} rejected ${rejected} of the request's ${ITEMS[signal]}${text ? `: ${text}` : ''}; it does not say which, so nothing is recorded as sent and the request goes again whole`,
+    };
   }
   return text ? { ok: true, warning: text } : { ok: true };
 }
@@ -80,6 +88,8 @@ export function grpcRetryDelayMs(details: Buffer | undefined): number | undefine
       const sec = Number(toBigInt(info.retryDelay?.seconds));
       return sec * 1000 + Math.round((info.retryDelay?.nanos ?? 0) / 1e6);
     }
-  } catch { /* details we cannot read: no delay */ }
+  } catch {
+    /* details we cannot read: no delay */
+  }
   return undefined;
 }

@@ -31,9 +31,15 @@ export class PrometheusExporter implements Component, SpoolReader {
   private server: Server | undefined;
   private bound = '';
 
-  constructor(private readonly cfg: PrometheusExporterConfig, private readonly s: ComponentSettings) {
+  constructor(
+    private readonly cfg: PrometheusExporterConfig,
+    private readonly s: ComponentSettings,
+  ) {
     this.counter = new Counter({
-      name: PROMETHEUS_NAME, help: METRIC_DESCRIPTION, labelNames: ['session_id', 'model', 'query_source', 'type'], registers: [this.registry],
+      name: PROMETHEUS_NAME,
+      help: METRIC_DESCRIPTION,
+      labelNames: ['session_id', 'model', 'query_source', 'type'],
+      registers: [this.registry],
     });
   }
 
@@ -43,7 +49,10 @@ export class PrometheusExporter implements Component, SpoolReader {
     app.get(this.cfg.path, (_req, res, next) => {
       this.registry.metrics().then((text) => res.type(this.registry.contentType).send(text), next);
     });
-    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port, { allowedHosts: this.cfg.allowedHosts, configPath: `exporters.${this.s.id}.allowed_hosts` });
+    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port, {
+      allowedHosts: this.cfg.allowedHosts,
+      configPath: `exporters.${this.s.id}.allowed_hosts`,
+    });
     const a = this.server.address() as AddressInfo;
     this.bound = formatEndpoint({ host: a.address, port: a.port });
   }

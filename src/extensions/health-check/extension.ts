@@ -14,7 +14,10 @@ export class HealthCheckExtension implements Component {
   private server: Server | undefined;
   private bound = '';
 
-  constructor(private readonly cfg: HealthCheckConfig, private readonly s: ComponentSettings) {}
+  constructor(
+    private readonly cfg: HealthCheckConfig,
+    private readonly s: ComponentSettings,
+  ) {}
 
   async start(): Promise<void> {
     const app = express();
@@ -32,7 +35,10 @@ export class HealthCheckExtension implements Component {
         passes: st.passes,
       });
     });
-    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port, { allowedHosts: this.cfg.allowedHosts, configPath: `extensions.${this.s.id}.allowed_hosts` });
+    this.server = await listen(app, this.cfg.endpoint.host, this.cfg.endpoint.port, {
+      allowedHosts: this.cfg.allowedHosts,
+      configPath: `extensions.${this.s.id}.allowed_hosts`,
+    });
     const a = this.server.address() as AddressInfo;
     this.bound = formatEndpoint({ host: a.address, port: a.port });
   }

@@ -61,7 +61,19 @@ export interface RecordAnswer {
   record: SdRecord;
 }
 
-const HEADER_COUNTS = ['talks', 'steps', 'streams', 'segments', 'unresolved', 'changes', 'lines_added', 'lines_removed', 'llm_calls', 'subagents', 'bash_runs'] as const;
+const HEADER_COUNTS = [
+  'talks',
+  'steps',
+  'streams',
+  'segments',
+  'unresolved',
+  'changes',
+  'lines_added',
+  'lines_removed',
+  'llm_calls',
+  'subagents',
+  'bash_runs',
+] as const;
 
 /** The first line of a round file, read without reading the rest. */
 export function readRoundHeader(path: string): RoundHeader | undefined {
@@ -111,7 +123,10 @@ export class ViewCatalog {
   private generation = 0;
   private lastRefresh: string | undefined;
 
-  constructor(readonly root: string, private readonly now: () => number = Date.now) {}
+  constructor(
+    readonly root: string,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The conversations that have at least one round. */
   ids(): string[] {
@@ -139,7 +154,8 @@ export class ViewCatalog {
       if (!h) continue;
       const row: ConversationRow = { id, rounds: h.round };
       if (h.title) row.title = h.title;
-      const from = ms(h.session_from_time), to = ms(h.session_through_time);
+      const from = ms(h.session_from_time),
+        to = ms(h.session_through_time);
       if (from !== undefined) row.from = from;
       if (to !== undefined) row.to = to;
       for (const k of HEADER_COUNTS) {
@@ -155,7 +171,11 @@ export class ViewCatalog {
   /** A round file as a listing sees it: its name and its size, which moves while it is being written. */
   private sized(r: { name: string; path: string }): string {
     let size = -1;
-    try { size = statSync(r.path).size; } catch { /* gone since the listing */ }
+    try {
+      size = statSync(r.path).size;
+    } catch {
+      /* gone since the listing */
+    }
     return `${r.name}:${size}`;
   }
 
@@ -173,9 +193,12 @@ export class ViewCatalog {
     }
     const n = Object.keys(heads).length;
     return {
-      mode: 'view', root: this.root, conversations: n,
+      mode: 'view',
+      root: this.root,
+      conversations: n,
       ...(this.lastRefresh ? { last_refresh: this.lastRefresh } : {}),
-      generation: this.generation, heads,
+      generation: this.generation,
+      heads,
       ...(n === 0 ? { hint: `No conversations under ${this.root} yet: ${FILL_HINT}.` } : {}),
     };
   }
@@ -234,7 +257,8 @@ export class ViewCatalog {
   /** One landed record, read from disk every time; 404 when the sequence or the row does not exist. */
   record(id: string, seqText: string, rowText: string): RecordAnswer {
     if (!this.exists(id)) throw new ViewUnavailable(id, 'no such conversation', 404);
-    const seq = Number(seqText), row = Number(rowText);
+    const seq = Number(seqText),
+      row = Number(rowText);
     if (!/^\d+$/.test(seqText) || !/^\d+$/.test(rowText) || seq < 1 || row < 1) {
       throw new ViewUnavailable(id, `no record ${seqText}/${rowText}: a sequence and a row are positive integers`, 404);
     }

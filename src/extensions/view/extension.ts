@@ -23,7 +23,8 @@ const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const SCRIPT = /^[a-z][a-z0-9-]*\.js$/;
 
 /** Nothing but this server: no CDN, no font host, no third-party anything. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
  * The `view` extension: the list of conversations and one conversation as a console, with the
@@ -35,7 +36,10 @@ export class ViewExtension {
   private bound = '';
   readonly catalog: ViewCatalog;
 
-  constructor(private readonly cfg: ViewConfig, private readonly ctx: ViewContext) {
+  constructor(
+    private readonly cfg: ViewConfig,
+    private readonly ctx: ViewContext,
+  ) {
     this.catalog = new ViewCatalog(ctx.storageRoot);
   }
 
@@ -51,22 +55,37 @@ export class ViewExtension {
       }
       next();
     });
-    const page = (_req: Request, res: Response) => { res.type('html').set('Cache-Control', 'no-cache').send(PAGE_HTML); };
+    const page = (_req: Request, res: Response) => {
+      res.type('html').set('Cache-Control', 'no-cache').send(PAGE_HTML);
+    };
     app.get('/', page);
     app.get('/c/:id', (req, res) => {
       if (!this.catalog.exists(String(req.params.id))) res.status(404);
       page(req, res);
     });
-    app.get('/assets/style.css', (_req, res) => { res.type('css').set('Cache-Control', 'no-cache').send(STYLE_CSS); });
+    app.get('/assets/style.css', (_req, res) => {
+      res.type('css').set('Cache-Control', 'no-cache').send(STYLE_CSS);
+    });
     app.get('/assets/:name', (req, res) => {
       const name = String(req.params.name);
-      if (!SCRIPT.test(name) || !existsSync(PAGE_DIR + name)) { res.status(404).type('text').send('not found'); return; }
-      res.type('application/javascript').set('Cache-Control', 'no-cache').sendFile(PAGE_DIR + name);
+      if (!SCRIPT.test(name) || !existsSync(PAGE_DIR + name)) {
+        res.status(404).type('text').send('not found');
+        return;
+      }
+      res
+        .type('application/javascript')
+        .set('Cache-Control', 'no-cache')
+        .sendFile(PAGE_DIR + name);
     });
 
     const api = express.Router();
-    api.use((_req, res, next) => { res.set('Cache-Control', 'no-store'); next(); });
-    api.get('/status', (_req, res) => { res.json(this.catalog.status()); });
+    api.use((_req, res, next) => {
+      res.set('Cache-Control', 'no-store');
+      next();
+    });
+    api.get('/status', (_req, res) => {
+      res.json(this.catalog.status());
+    });
     api.get('/conversations', (_req, res) => {
       const rows = this.catalog.rows();
       res.json({ conversations: rows, ...(rows.length ? {} : { hint: `No conversations under ${this.catalog.root} yet: ${FILL_HINT}.` }) });
@@ -79,10 +98,16 @@ export class ViewExtension {
     api.get('/c/:id/record/:seq/:row', (req, res) => {
       res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
     });
-    api.get('/glossary', (_req, res) => { res.json({ dialect: GLOSSARY_DIALECT, terms: TERMS, fields: FIELDS }); });
-    api.use((req, res) => { res.status(404).json({ error: `no such API path: ${req.path}` }); });
+    api.get('/glossary', (_req, res) => {
+      res.json({ dialect: GLOSSARY_DIALECT, terms: TERMS, fields: FIELDS });
+    });
+    api.use((req, res) => {
+      res.status(404).json({ error: `no such API path: ${req.path}` });
+    });
     app.use('/api', api);
-    app.use((_req, res) => { res.status(404).type('text').send('not found'); });
+    app.use((_req, res) => {
+      res.status(404).type('text').send('not found');
+    });
     app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
       if (err instanceof ViewUnavailable) {
         res.status(err.status).json({ error: err.message, ...(err.problems.length ? { problems: err.problems } : {}) });

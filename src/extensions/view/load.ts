@@ -22,7 +22,12 @@ import type { ViewFile, ViewRound, ViewState } from '../../formats/view/types.js
 
 /** No such conversation, or nothing in it can be shown. `status` is the HTTP answer. */
 export class ViewUnavailable extends AszError {
-  constructor(readonly conversation: string, reason: string, readonly status: 404 | 422, readonly problems: string[] = []) {
+  constructor(
+    readonly conversation: string,
+    reason: string,
+    readonly status: 404 | 422,
+    readonly problems: string[] = [],
+  ) {
     super(reason, conversation);
   }
 }
@@ -70,9 +75,11 @@ export function readLandedBytes(path: string, b: Buffer): { header: Header; reco
     }
     records[i - 1] = r;
   }
-  if (closing.records !== records.length) throw new SessionDataError(path, undefined, `closing line says ${closing.records} records, the file holds ${records.length}`);
+  if (closing.records !== records.length)
+    throw new SessionDataError(path, undefined, `closing line says ${closing.records} records, the file holds ${records.length}`);
   const digest = sha256(b.subarray(0, closingStart));
-  if (closing.digest !== digest) throw new SessionDataError(path, undefined, `digest mismatch: closing line says ${closing.digest}, content digests to ${digest}`);
+  if (closing.digest !== digest)
+    throw new SessionDataError(path, undefined, `digest mismatch: closing line says ${closing.digest}, content digests to ${digest}`);
   return { header, records };
 }
 
@@ -131,7 +138,21 @@ function refsOf(f: Round['frames'][number]): Ref[] {
   return [];
 }
 
-const FILE_KEYS: readonly (keyof ViewFile)[] = ['file', 'format', 'kind', 'seq', 'round', 'stream', 'run', 'lines', 'bytes', 'digest', 'from_time', 'through_time', 'verified'];
+const FILE_KEYS: readonly (keyof ViewFile)[] = [
+  'file',
+  'format',
+  'kind',
+  'seq',
+  'round',
+  'stream',
+  'run',
+  'lines',
+  'bytes',
+  'digest',
+  'from_time',
+  'through_time',
+  'verified',
+];
 
 /** The published key order, whatever order the values were found in. */
 function inOrder(f: ViewFile): ViewFile {
@@ -160,7 +181,16 @@ export function loadViewInput(root: string, conversation: string): ViewInput {
       folding = false;
       continue;
     }
-    const file: ViewFile = { file: where, format: 'sf', kind: 'round', round: f.round, lines: countLines(bytes), bytes: bytes.length, digest: sha256(bytes), verified: false };
+    const file: ViewFile = {
+      file: where,
+      format: 'sf',
+      kind: 'round',
+      round: f.round,
+      lines: countLines(bytes),
+      bytes: bytes.length,
+      digest: sha256(bytes),
+      verified: false,
+    };
     roundFiles.push(file);
     if (f.round < expected) {
       problems.mismatch(`${where}: round ${f.round} appears twice`);
@@ -188,17 +218,24 @@ export function loadViewInput(root: string, conversation: string): ViewInput {
       continue;
     }
     const h = round.header;
-    const from = ms(h.from_time), through = ms(h.through_time);
+    const from = ms(h.from_time),
+      through = ms(h.through_time);
     if (from !== undefined) file.from_time = from;
     if (through !== undefined) file.through_time = through;
     const vr: ViewRound = {
-      round: h.round, digest: round.commit.digest, ...(h.previous ? { previous: h.previous } : {}),
-      from_seq: h.from_seq, through_seq: h.through_seq, input_digest: h.input_digest,
-      ...(from !== undefined ? { from_time: from } : {}), ...(through !== undefined ? { through_time: through } : {}),
+      round: h.round,
+      digest: round.commit.digest,
+      ...(h.previous ? { previous: h.previous } : {}),
+      from_seq: h.from_seq,
+      through_seq: h.through_seq,
+      input_digest: h.input_digest,
+      ...(from !== undefined ? { from_time: from } : {}),
+      ...(through !== undefined ? { through_time: through } : {}),
       verified: false,
     };
     rounds.push(vr);
-    if (!f.name.includes(round.commit.digest.slice(0, 12))) problems.mismatch(`${where}: the file name does not carry the round's digest ${round.commit.digest.slice(0, 12)}`);
+    if (!f.name.includes(round.commit.digest.slice(0, 12)))
+      problems.mismatch(`${where}: the file name does not carry the round's digest ${round.commit.digest.slice(0, 12)}`);
     if (!folding) continue;
     try {
       applyRound(fold, round, where);
@@ -225,7 +262,17 @@ export function loadViewInput(root: string, conversation: string): ViewInput {
     }
     const under = filedUnder(l.rel);
     const digest = sha256(bytes);
-    const file: ViewFile = { file: l.rel, format: 'sd', kind: l.prefix, seq: l.seq, ...under, lines: countLines(bytes), bytes: bytes.length, digest, verified: false };
+    const file: ViewFile = {
+      file: l.rel,
+      format: 'sd',
+      kind: l.prefix,
+      seq: l.seq,
+      ...under,
+      lines: countLines(bytes),
+      bytes: bytes.length,
+      digest,
+      verified: false,
+    };
     files.push(file);
     if (landed.bySeq.has(l.seq)) {
       problems.mismatch(`${l.rel}: sequence ${l.seq} was issued twice`);
@@ -288,8 +335,14 @@ export function loadViewInput(root: string, conversation: string): ViewInput {
     // A sequence may have been taken and never landed; only when the digest disagrees is its absence a loss.
     if (input !== h.input_digest) {
       if (absent.length) {
-        if (!absent.every((s) => missing.has(s))) problems.incomplete(`${where}: the input digest cannot be recomputed: landed sequence(s) ${absent.filter((s) => !missing.has(s)).join(', ')} are not on disk`);
-      } else problems.mismatch(`${where}: the input digest recomputed from landed files ${h.from_seq}..${h.through_seq} is ${input}, the header says ${h.input_digest}`);
+        if (!absent.every((s) => missing.has(s)))
+          problems.incomplete(
+            `${where}: the input digest cannot be recomputed: landed sequence(s) ${absent.filter((s) => !missing.has(s)).join(', ')} are not on disk`,
+          );
+      } else
+        problems.mismatch(
+          `${where}: the input digest recomputed from landed files ${h.from_seq}..${h.through_seq} is ${input}, the header says ${h.input_digest}`,
+        );
     }
     const verified = ok && !missing.size && !badRows.length && input === h.input_digest;
     const vr = rounds.find((r) => r.round === h.round && r.digest === round.commit.digest);

@@ -47,7 +47,10 @@ export class SessionDataWriter {
   private readonly hash = createHash('sha256');
   private count = 0;
 
-  constructor(private readonly sink: ByteSink, header: Omit<Header, 'h' | 'schema'>) {
+  constructor(
+    private readonly sink: ByteSink,
+    header: Omit<Header, 'h' | 'schema'>,
+  ) {
     this.line(encodeHeader(header));
   }
 

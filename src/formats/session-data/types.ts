@@ -4,18 +4,18 @@ export const SD_SCHEMA = 'sd/1';
 export const SD_ENVELOPE = 1;
 
 export type FileKind =
-  | 'transcript'
-  | 'agent_meta'
-  | 'journal'
-  | 'workflow_manifest'
-  | 'workflow_script'
-  | 'changes'
-  | 'otlp_log'
-  | 'otlp_span'
-  | 'provider_body';
+  'transcript' | 'agent_meta' | 'journal' | 'workflow_manifest' | 'workflow_script' | 'changes' | 'otlp_log' | 'otlp_span' | 'provider_body';
 
 export const FILE_KINDS: readonly FileKind[] = [
-  'transcript', 'agent_meta', 'journal', 'workflow_manifest', 'workflow_script', 'changes', 'otlp_log', 'otlp_span', 'provider_body',
+  'transcript',
+  'agent_meta',
+  'journal',
+  'workflow_manifest',
+  'workflow_script',
+  'changes',
+  'otlp_log',
+  'otlp_span',
+  'provider_body',
 ];
 
 export interface Header {
@@ -100,10 +100,42 @@ export interface Closing {
 
 /** The record keys in their on-disk order; the writer emits them in this order so equal records give equal bytes. */
 export const RECORD_KEY_ORDER: readonly (keyof SdRecord)[] = [
-  'ord', 'off', 'sha', 'bytes', 'id', 'parent', 'call', 'run', 'continues', 'tool', 'child', 'batch', 'started_by',
-  'label', 'from', 'time', 'trigger', 'flags', 'model', 'usage', 'parts', 'dropped',
+  'ord',
+  'off',
+  'sha',
+  'bytes',
+  'id',
+  'parent',
+  'call',
+  'run',
+  'continues',
+  'tool',
+  'child',
+  'batch',
+  'started_by',
+  'label',
+  'from',
+  'time',
+  'trigger',
+  'flags',
+  'model',
+  'usage',
+  'parts',
+  'dropped',
 ];
 
 export const HEADER_KEY_ORDER: readonly (keyof Header)[] = [
-  'h', 'schema', 'seq', 'at', 'kind', 'adapter', 'dialect', 'src', 'session', 'stream', 'batch', 'resource', 'scope',
+  'h',
+  'schema',
+  'seq',
+  'at',
+  'kind',
+  'adapter',
+  'dialect',
+  'src',
+  'session',
+  'stream',
+  'batch',
+  'resource',
+  'scope',
 ];

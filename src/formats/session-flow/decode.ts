@@ -5,7 +5,11 @@ import { SF_SCHEMA } from './types.js';
 
 /** A round a reader refuses; `where` names the file and line. */
 export class RoundError extends AszError {
-  constructor(readonly file: string, readonly line: number | undefined, reason: string) {
+  constructor(
+    readonly file: string,
+    readonly line: number | undefined,
+    reason: string,
+  ) {
     super(reason, line === undefined ? file : `${file}:${line}`);
   }
 }

@@ -2,18 +2,65 @@ import { createHash } from 'node:crypto';
 import type { Commit, EntityFrame, Ref, RoundHeader } from './types.js';
 
 const HEADER_ORDER: (keyof RoundHeader)[] = [
-  't', 'schema', 'conversation', 'session', 'round', 'previous', 'from_seq', 'through_seq', 'input_digest', 'parser', 'policy',
-  'from_time', 'through_time', 'session_from_time', 'session_through_time', 'title', 'talks', 'steps', 'streams', 'segments',
-  'unresolved', 'changes', 'lines_added', 'lines_removed', 'llm_calls', 'subagents', 'bash_runs',
+  't',
+  'schema',
+  'conversation',
+  'session',
+  'round',
+  'previous',
+  'from_seq',
+  'through_seq',
+  'input_digest',
+  'parser',
+  'policy',
+  'from_time',
+  'through_time',
+  'session_from_time',
+  'session_through_time',
+  'title',
+  'talks',
+  'steps',
+  'streams',
+  'segments',
+  'unresolved',
+  'changes',
+  'lines_added',
+  'lines_removed',
+  'llm_calls',
+  'subagents',
+  'bash_runs',
 ];
-const FRAME_ORDER = ['t', 'id', 'revision', 'tombstone', 'kind', 'type', 'parent', 'stream', 'from', 'to', 'quality', 'via', 'ref', 'refs', 'evidence', 'attrs', 'reason', 'state'];
+const FRAME_ORDER = [
+  't',
+  'id',
+  'revision',
+  'tombstone',
+  'kind',
+  'type',
+  'parent',
+  'stream',
+  'from',
+  'to',
+  'quality',
+  'via',
+  'ref',
+  'refs',
+  'evidence',
+  'attrs',
+  'reason',
+  'state',
+];
 
 /** Canonical JSON: object keys sorted, so equal values always give equal bytes (attrs included). */
 export function canonical(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
 }
 
 function refJson(r: Ref): string {

@@ -18,14 +18,42 @@ export type UnresolvedState = 'open' | 'resolved' | 'terminal';
 export type UnresolvedKind = 'tool_result' | 'tool_use' | 'child_stream' | 'notified_child' | 'spawn_call' | 'spawn_of_child' | 'epoch_continuation';
 
 export const NODE_KINDS = [
-  'session', 'stream', 'epoch', 'segment', 'talk', 'run', 'llm.call', 'tool', 'agent.call', 'agent.output', 'message.assistant',
-  'message.synthetic', 'thinking', 'message.external', 'context.injection', 'agent.launch_ack', 'runtime.notification',
-  'epoch.boundary', 'epoch.summary', 'error.api', 'turn.duration', 'control.command', 'control.notice',
+  'session',
+  'stream',
+  'epoch',
+  'segment',
+  'talk',
+  'run',
+  'llm.call',
+  'tool',
+  'agent.call',
+  'agent.output',
+  'message.assistant',
+  'message.synthetic',
+  'thinking',
+  'message.external',
+  'context.injection',
+  'agent.launch_ack',
+  'runtime.notification',
+  'epoch.boundary',
+  'epoch.summary',
+  'error.api',
+  'turn.duration',
+  'control.command',
+  'control.notice',
 ] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 export const RELATION_TYPES = ['starts', 'reports', 'ends_with', 'follows', 'summarizes', 'in_segment'] as const;
 export type RelationType = (typeof RELATION_TYPES)[number];
-export const UNRESOLVED_KINDS: readonly UnresolvedKind[] = ['tool_result', 'tool_use', 'child_stream', 'notified_child', 'spawn_call', 'spawn_of_child', 'epoch_continuation'];
+export const UNRESOLVED_KINDS: readonly UnresolvedKind[] = [
+  'tool_result',
+  'tool_use',
+  'child_stream',
+  'notified_child',
+  'spawn_call',
+  'spawn_of_child',
+  'epoch_continuation',
+];
 
 /** Kinds that are structure, not steps: everything else a round holds counts as a step. */
 export const STRUCTURE_KINDS: ReadonlySet<string> = new Set(['session', 'stream', 'epoch', 'segment', 'talk', 'run']);
@@ -114,7 +142,10 @@ export interface Assembly {
 
 /** Ids join their parts with `/`; an empty part is left out and a `/` inside a part becomes `_`. */
 export function entityId(...parts: (string | number | undefined)[]): string {
-  return parts.filter((p) => p !== undefined && p !== '').map((p) => String(p).replace(/\//g, '_')).join('/');
+  return parts
+    .filter((p) => p !== undefined && p !== '')
+    .map((p) => String(p).replace(/\//g, '_'))
+    .join('/');
 }
 
 export const at = (r: Ref) => `${r.seq}/${r.row}`;

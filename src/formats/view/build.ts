@@ -11,9 +11,22 @@ import type { SdRecord } from '../session-data/types.js';
 import { mergeByTime, type Placed } from './order.js';
 import { nodeText, partText, recordText } from './text.js';
 import {
-  MAX_TREE_DEPTH, VIEW_FORMAT, VIEW_VERSION,
-  type Edge, type OpenedBy, type ViewDocument, type ViewFile, type ViewNode, type ViewRef, type ViewRelation, type ViewRound, type ViewSegment,
-  type ViewState, type ViewStream, type ViewUnresolved, type ViewUsage,
+  MAX_TREE_DEPTH,
+  VIEW_FORMAT,
+  VIEW_VERSION,
+  type Edge,
+  type OpenedBy,
+  type ViewDocument,
+  type ViewFile,
+  type ViewNode,
+  type ViewRef,
+  type ViewRelation,
+  type ViewRound,
+  type ViewSegment,
+  type ViewState,
+  type ViewStream,
+  type ViewUnresolved,
+  type ViewUsage,
 } from './types.js';
 
 type NodeFrame = Extract<EntityFrame, { t: 'node' }>;
@@ -92,7 +105,8 @@ export class ViewModel {
     // Containment is in record order: landed position, a node on the whole record before those on its parts.
     for (const l of this.kids.values()) {
       l.sort((a, b) => {
-        const ra = a.ref, rb = b.ref;
+        const ra = a.ref,
+          rb = b.ref;
         if (ra && rb) {
           const d = ra.seq - rb.seq || ra.row - rb.row || (ra.block ?? -1) - (rb.block ?? -1);
           if (d) return d;
@@ -224,8 +238,10 @@ export class ViewModel {
     let label: string | undefined;
     let reply: { text: string; ref: ViewRef } | undefined;
     const injections: ViewNode[] = [];
-    let steps = 0, tools = 0;
-    let from = v.at, to = v.at;
+    let steps = 0,
+      tools = 0;
+    let from = v.at,
+      to = v.at;
     const walk = (xs: ViewNode[]) => {
       for (const x of xs) {
         if (!STRUCTURE_KINDS.has(x.kind)) steps++;
@@ -238,7 +254,12 @@ export class ViewModel {
         if (x.kind === 'context.injection' && injections.length < 3) injections.push(x);
         if (REPLY_KINDS.has(x.kind) && x.text && x.ref) {
           const r = x.ref;
-          if (!reply || r.seq > reply.ref.seq || (r.seq === reply.ref.seq && (r.row > reply.ref.row || (r.row === reply.ref.row && (r.block ?? -1) >= (reply.ref.block ?? -1))))) reply = { text: x.text, ref: r };
+          if (
+            !reply ||
+            r.seq > reply.ref.seq ||
+            (r.seq === reply.ref.seq && (r.row > reply.ref.row || (r.row === reply.ref.row && (r.block ?? -1) >= (reply.ref.block ?? -1))))
+          )
+            reply = { text: x.text, ref: r };
         }
         if (x.children) walk(x.children);
       }
@@ -254,7 +275,10 @@ export class ViewModel {
       for (const x of injections) {
         const r = this.record(x.ref);
         const t = r ? recordText(r) : undefined;
-        if (t?.readable && t.text?.trim()) { label = t.text; break; }
+        if (t?.readable && t.text?.trim()) {
+          label = t.text;
+          break;
+        }
       }
     }
     if (label !== undefined) v.label = label;
@@ -285,7 +309,10 @@ export class ViewModel {
       const t = partText(part);
       state = t.state;
       bytes = t.bytes;
-      if (t.text !== undefined) { result = t.text; break; }
+      if (t.text !== undefined) {
+        result = t.text;
+        break;
+      }
     }
     if (failed !== undefined) v.failed = failed;
     if (result !== undefined) v.result = result;
@@ -326,10 +353,12 @@ export class ViewModel {
     const opened = new Map<string, RelFrame[]>();
     for (const r of this.relations) if (r.type === 'starts') (opened.get(r.to!) ?? opened.set(r.to!, []).get(r.to!)!).push(r);
     const streams = [...this.nodes.values()].filter((n) => n.kind === 'stream');
-    const order = mergeByTime(streams.map((s) => {
-      const first = s.ref ?? this.nodes.get(`epoch/${s.stream ?? s.id.slice(7)}/0`)?.ref;
-      return this.placeAt(s, first, s.id);
-    }));
+    const order = mergeByTime(
+      streams.map((s) => {
+        const first = s.ref ?? this.nodes.get(`epoch/${s.stream ?? s.id.slice(7)}/0`)?.ref;
+        return this.placeAt(s, first, s.id);
+      }),
+    );
     order.sort((a, b) => (a.attrs?.role === 'main' ? 0 : 1) - (b.attrs?.role === 'main' ? 0 : 1)); // stable: main first, the rest in time order
     return order.map((s) => {
       const name = s.stream ?? s.id.replace(/^stream\//, '');
@@ -344,10 +373,15 @@ export class ViewModel {
       const parent = openedBy[0]?.stream ?? (typeof s.attrs?.started_by === 'string' ? s.attrs.started_by : undefined);
       const talk = firstTalk.get(name);
       return {
-        id: s.id, name, role: String(s.attrs?.role ?? 'unknown'),
-        ...(label ? { label } : {}), ...(parent ? { parent } : {}),
-        records: this.input.recordsByStream?.get(name) ?? 0, steps: steps.get(name) ?? 0,
-        ...(talk ? { talk } : {}), opened_by: openedBy,
+        id: s.id,
+        name,
+        role: String(s.attrs?.role ?? 'unknown'),
+        ...(label ? { label } : {}),
+        ...(parent ? { parent } : {}),
+        records: this.input.recordsByStream?.get(name) ?? 0,
+        steps: steps.get(name) ?? 0,
+        ...(talk ? { talk } : {}),
+        opened_by: openedBy,
       };
     });
   }
@@ -370,7 +404,7 @@ export class ViewModel {
         id: s.id,
         ...(typeof a.state === 'string' ? { state: a.state } : {}),
         ...(typeof a.committable === 'boolean' ? { committable: a.committable } : {}),
-        talks: typeof a.talks === 'number' ? a.talks : sp?.talks ?? 0,
+        talks: typeof a.talks === 'number' ? a.talks : (sp?.talks ?? 0),
         ...(sp?.from !== undefined ? { from: sp.from } : {}),
         ...(sp?.to !== undefined ? { to: sp.to } : {}),
         ...(Array.isArray(a.gates_unmet) ? { gates_unmet: a.gates_unmet as string[] } : {}),
@@ -382,7 +416,9 @@ export class ViewModel {
     const { fold, conversation } = this.input;
     const talks = this.talkIds.map((id) => this.build(this.nodes.get(id)!, 0));
     const loose = this.looseRoots().map((n) => this.build(n, 0));
-    const kinds = new Map<string, number>(), relTypes = new Map<string, number>(), quality = new Map<string, number>();
+    const kinds = new Map<string, number>(),
+      relTypes = new Map<string, number>(),
+      quality = new Map<string, number>();
     let steps = 0;
     const sessions: string[] = [];
     let sessionNode: NodeFrame | undefined;
@@ -411,7 +447,13 @@ export class ViewModel {
     const from = isoMs(sessionNode?.attrs?.from_time) ?? isoMs(fold.head?.session_from_time);
     const to = isoMs(sessionNode?.attrs?.through_time) ?? isoMs(fold.head?.session_through_time);
     const relations: ViewRelation[] = this.relations.map((r) => ({
-      id: r.id, type: r.type!, from: r.from!, to: r.to!, quality: r.quality!, via: r.via!, evidence: (r.evidence ?? []).map(viewRef),
+      id: r.id,
+      type: r.type!,
+      from: r.from!,
+      to: r.to!,
+      quality: r.quality!,
+      via: r.via!,
+      evidence: (r.evidence ?? []).map(viewRef),
     }));
     const doc: ViewDocument = {
       format: VIEW_FORMAT,

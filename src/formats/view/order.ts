@@ -17,8 +17,7 @@ export interface Placed<T> {
   id: string;
 }
 
-const byPosition = <T>(a: Placed<T>, b: Placed<T>) =>
-  a.seq - b.seq || a.row - b.row || a.block - b.block || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byPosition = <T>(a: Placed<T>, b: Placed<T>) => a.seq - b.seq || a.row - b.row || a.block - b.block || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** Is `a` to be taken before `b` when both head their lanes? */
 function earlier<T>(a: Placed<T>, b: Placed<T>): boolean {

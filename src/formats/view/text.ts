@@ -73,7 +73,7 @@ export function recordText(r: SdRecord): PartText {
   let texts: Part[] | undefined;
   for (const p of r.parts) if (p.k === 'text') (texts ??= []).push(p);
   if (texts) {
-    const joined = texts.length === 1 ? texts[0]!.text ?? '' : texts.map((p) => p.text ?? '').join('\n');
+    const joined = texts.length === 1 ? (texts[0]!.text ?? '') : texts.map((p) => p.text ?? '').join('\n');
     let bytes = 0;
     for (const p of texts) bytes += p.bytes;
     return { text: clip(joined), state: texts[0]!.state, bytes, readable: true };

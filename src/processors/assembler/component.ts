@@ -9,7 +9,10 @@ import type { Component, ComponentSettings, PassContext, StageResult } from '../
 export class AssemblerComponent implements Component {
   private readonly thread = new ParseThread();
 
-  constructor(private readonly cfg: AssemblerConfig, private readonly s: ComponentSettings) {}
+  constructor(
+    private readonly cfg: AssemblerConfig,
+    private readonly s: ComponentSettings,
+  ) {}
 
   async start(): Promise<void> {}
 

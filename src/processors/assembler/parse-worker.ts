@@ -25,10 +25,12 @@ class ParseWorker {
       return;
     }
     if (m.stopped) this.stopping.add(m.id);
-    parseStep(m.root, m.cfg, () => this.stopping.has(m.id)).then(
-      (report) => this.port.postMessage({ id: m.id, ok: true, report } satisfies ParseReply),
-      (err: Error) => this.port.postMessage({ id: m.id, ok: false, message: err.stack ?? err.message } satisfies ParseReply),
-    ).finally(() => this.stopping.delete(m.id));
+    parseStep(m.root, m.cfg, () => this.stopping.has(m.id))
+      .then(
+        (report) => this.port.postMessage({ id: m.id, ok: true, report } satisfies ParseReply),
+        (err: Error) => this.port.postMessage({ id: m.id, ok: false, message: err.stack ?? err.message } satisfies ParseReply),
+      )
+      .finally(() => this.stopping.delete(m.id));
   }
 }
 

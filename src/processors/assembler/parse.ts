@@ -41,7 +41,14 @@ export interface ParseResult {
   /** The landed sequence the chain covers after this parse. */
   throughSeq: number;
   head: number;
-  summary?: { talks: number; runs: number; steps: number; tools: { joined: number; total: number }; children: { joined: number; total: number }; unresolved: number };
+  summary?: {
+    talks: number;
+    runs: number;
+    steps: number;
+    tools: { joined: number; total: number };
+    children: { joined: number; total: number };
+    unresolved: number;
+  };
 }
 
 function toIso(ms: number | undefined): string | undefined {
@@ -79,7 +86,10 @@ export function parseSession(o: ParseOptions): ParseResult {
     // Under the lock: read the chain again, so a round written meanwhile is the head we extend.
     const { fold, rounds } = loadChain(root, session, { sweep: true });
     if (fold.parser && (fold.parser !== PARSER || fold.policy !== POLICY)) {
-      throw new AszError(`the chain was built by parser ${fold.parser} under policy ${fold.policy}; this is ${PARSER} under ${POLICY}. Remove ${chainDir(root, session)} and parse again to rebuild it.`, session);
+      throw new AszError(
+        `the chain was built by parser ${fold.parser} under policy ${fold.policy}; this is ${PARSER} under ${POLICY}. Remove ${chainDir(root, session)} and parse again to rebuild it.`,
+        session,
+      );
     }
     let head = fold.head;
     const watermark = index?.indexedSeq ?? 0; // fixed before assembly: nothing past it is read
@@ -91,7 +101,8 @@ export function parseSession(o: ParseOptions): ParseResult {
     while (through < watermark) {
       const pending = files.filter((f) => f.seq > through);
       let take = pending.length;
-      let built: { text: string; digest: string; header: RoundHeader; frames: ReturnType<typeof diffAssembly>; assembly: ReturnType<typeof assemble> } | undefined;
+      let built:
+        { text: string; digest: string; header: RoundHeader; frames: ReturnType<typeof diffAssembly>; assembly: ReturnType<typeof assemble> } | undefined;
       for (;;) {
         const upTo = pending[take - 1]!.seq;
         const window = pending.slice(0, take);
@@ -106,13 +117,24 @@ export function parseSession(o: ParseOptions): ParseResult {
         }
         const open = [...assembly.unresolved.values()].filter((u) => u.state === 'open').length;
         const header: RoundHeader = {
-          t: 'header', schema: SF_SCHEMA, conversation: session, session, round: roundNo,
+          t: 'header',
+          schema: SF_SCHEMA,
+          conversation: session,
+          session,
+          round: roundNo,
           ...(head ? { previous: fold.headDigest } : {}),
-          from_seq: through + 1, through_seq: upTo,
-          input_digest: chainInputDigest(head?.input_digest ?? '', window.map((f) => f.digest)),
-          parser: PARSER, policy: POLICY,
-          from_time: toIso(fromT), through_time: toIso(toT),
-          session_from_time: toIso(assembly.sessionFrom), session_through_time: toIso(assembly.sessionThrough),
+          from_seq: through + 1,
+          through_seq: upTo,
+          input_digest: chainInputDigest(
+            head?.input_digest ?? '',
+            window.map((f) => f.digest),
+          ),
+          parser: PARSER,
+          policy: POLICY,
+          from_time: toIso(fromT),
+          through_time: toIso(toT),
+          session_from_time: toIso(assembly.sessionFrom),
+          session_through_time: toIso(assembly.sessionThrough),
           title: assembly.title,
           ...headerCounts(assembly.nodes.values(), open),
         };
@@ -125,7 +147,11 @@ export function parseSession(o: ParseOptions): ParseResult {
       const file = new WriteOnceFile(path); // exclusive: a round that exists is never replaced
       file.write(built.text);
       file.commit();
-      const round = { header: built.header, frames: built.frames, commit: { t: 'commit' as const, digest: built.digest, counts: { nodes: 0, relations: 0, unresolved: 0 } } };
+      const round = {
+        header: built.header,
+        frames: built.frames,
+        commit: { t: 'commit' as const, digest: built.digest, counts: { nodes: 0, relations: 0, unresolved: 0 } },
+      };
       for (const f of built.frames) round.commit.counts[f.t === 'node' ? 'nodes' : f.t === 'relation' ? 'relations' : 'unresolved']++;
       applyRound(fold, round, path);
       rounds.push(round);
@@ -133,10 +159,23 @@ export function parseSession(o: ParseOptions): ParseResult {
       through = built.header.through_seq;
       assembled = built.assembly;
       result.rounds.push({
-        round: built.header.round, path, bytes: Buffer.byteLength(built.text), fromSeq: built.header.from_seq, throughSeq: through,
-        nodes: round.commit.counts.nodes, relations: round.commit.counts.relations, unresolved: round.commit.counts.unresolved,
+        round: built.header.round,
+        path,
+        bytes: Buffer.byteLength(built.text),
+        fromSeq: built.header.from_seq,
+        throughSeq: through,
+        nodes: round.commit.counts.nodes,
+        relations: round.commit.counts.relations,
+        unresolved: round.commit.counts.unresolved,
       });
-      saveConversationState(root, session, { head: built.header.round, headDigest: built.digest, throughSeq: through, inputDigest: built.header.input_digest, parser: PARSER, policy: POLICY });
+      saveConversationState(root, session, {
+        head: built.header.round,
+        headDigest: built.digest,
+        throughSeq: through,
+        inputDigest: built.header.input_digest,
+        parser: PARSER,
+        policy: POLICY,
+      });
     }
     result.status = result.rounds.length ? 'written' : 'unchanged';
     result.throughSeq = through;
@@ -151,7 +190,11 @@ export function parseSession(o: ParseOptions): ParseResult {
 
 /** The whole conversation's counts, with the denominators a reader needs for tools and children. */
 function summarize(a: ReturnType<typeof assemble>): NonNullable<ParseResult['summary']> {
-  let talks = 0, runs = 0, toolsTotal = 0, toolsJoined = 0, children = 0;
+  let talks = 0,
+    runs = 0,
+    toolsTotal = 0,
+    toolsJoined = 0,
+    children = 0;
   for (const n of a.nodes.values()) {
     if (n.kind === 'talk') talks++;
     else if (n.kind === 'run') runs++;

@@ -8,7 +8,10 @@ export class TokenMetricsComponent implements Component {
   /** Files waiting for the next file of their stream, and since when: kept across passes. */
   private readonly waiting = new Map<string, number>();
 
-  constructor(private readonly cfg: TokenMetricsConfig, private readonly s: ComponentSettings) {}
+  constructor(
+    private readonly cfg: TokenMetricsConfig,
+    private readonly s: ComponentSettings,
+  ) {}
 
   async start(): Promise<void> {
     mkdirSync(this.s.storageRoot, { recursive: true });
@@ -16,7 +19,13 @@ export class TokenMetricsComponent implements Component {
   }
 
   async derive(ctx: PassContext): Promise<StageResult> {
-    const r = await deriveTokenUsage({ root: this.s.storageRoot, lookbackMs: this.cfg.lookbackMs, graceMs: this.cfg.graceMs, waiting: this.waiting, signal: ctx.signal });
+    const r = await deriveTokenUsage({
+      root: this.s.storageRoot,
+      lookbackMs: this.cfg.lookbackMs,
+      graceMs: this.cfg.graceMs,
+      waiting: this.waiting,
+      signal: ctx.signal,
+    });
     for (const p of r.problems) ctx.log.error('token usage derivation problem', { error: p });
     const { problems, ...counts } = r;
     return { changed: r.files > 0 || r.recovered > 0, problems: problems.map((p) => `${this.s.id}: ${p}`), counts };

@@ -30,8 +30,18 @@ import { METRICS_DIR, MetricsSpool, receiptPath } from '../../storage/metrics-sp
 import { readdirSync, readFileSync, existsSync, unlinkSync } from 'node:fs';
 import { encodeTokenUsage, type QuerySource, type Window } from '../../otlp/token-usage.js';
 import {
-  applyReceipt, listReceipts, loadSessionState, metricsStateDir, readReceipt, rootState, saveSessionState, seriesKey, writeReceipt,
-  type Receipt, type RootMetricsState, type SessionMetricsState,
+  applyReceipt,
+  listReceipts,
+  loadSessionState,
+  metricsStateDir,
+  readReceipt,
+  rootState,
+  saveSessionState,
+  seriesKey,
+  writeReceipt,
+  type Receipt,
+  type RootMetricsState,
+  type SessionMetricsState,
 } from './state.js';
 
 export interface DeriveOptions {
@@ -73,7 +83,10 @@ const TOKENS = { input: 'in', output: 'out', cacheRead: 'cache_read', cacheCreat
 
 function sessions(root: string): string[] {
   try {
-    return readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() && isSessionEntryName(e.name)).map((e) => e.name).sort();
+    return readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && isSessionEntryName(e.name))
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }
@@ -93,7 +106,20 @@ interface Accum {
 }
 
 export async function deriveTokenUsage(o: DeriveOptions): Promise<DeriveReport> {
-  const r: DeriveReport = { sessions: 0, files: 0, calls: 0, counted: 0, unfinished: 0, outside_lookback: 0, spooled: 0, windows: 0, waiting: 0, busy: 0, recovered: 0, problems: [] };
+  const r: DeriveReport = {
+    sessions: 0,
+    files: 0,
+    calls: 0,
+    counted: 0,
+    unfinished: 0,
+    outside_lookback: 0,
+    spooled: 0,
+    windows: 0,
+    waiting: 0,
+    busy: 0,
+    recovered: 0,
+    problems: [],
+  };
   const now = o.now ?? Date.now;
   o.waiting ??= new Map();
   const list = o.session ? [o.session] : sessions(o.root);
@@ -117,8 +143,13 @@ class SessionDerivation {
   private readonly cache = new Map<number, SdRecord[]>();
   private state!: SessionMetricsState;
 
-  constructor(private readonly o: DeriveOptions, private readonly r: DeriveReport, private readonly session: string,
-    private readonly rs: RootMetricsState, private readonly now: () => number) {}
+  constructor(
+    private readonly o: DeriveOptions,
+    private readonly r: DeriveReport,
+    private readonly session: string,
+    private readonly rs: RootMetricsState,
+    private readonly now: () => number,
+  ) {}
 
   run(landed: LandedFileRef[]): void {
     const lock = new FileLock(join(metricsStateDir(this.o.root, this.session), '.lock'));
@@ -181,14 +212,20 @@ class SessionDerivation {
       this.r.recovered++;
     }
     saveSessionState(this.o.root, this.session, this.state);
-    for (const { path } of receipts) try { unlinkSync(path); } catch { /* gone */ }
+    for (const { path } of receipts)
+      try {
+        unlinkSync(path);
+      } catch {
+        /* gone */
+      }
   }
 
   private spool(rc: Receipt): void {
     const path = join(this.o.root, METRICS_DIR, rc.spool);
     const bytes = encodeTokenUsage(this.session, rc.windows);
     if (existsSync(path)) {
-      if (!readFileSync(path).equals(bytes)) this.r.problems.push(`${METRICS_DIR}/${rc.spool}: already in the spool with other bytes than its receipt gives; kept as it is`);
+      if (!readFileSync(path).equals(bytes))
+        this.r.problems.push(`${METRICS_DIR}/${rc.spool}: already in the spool with other bytes than its receipt gives; kept as it is`);
       return;
     }
     writeOnce(path, bytes);
@@ -213,7 +250,10 @@ class SessionDerivation {
           break; // a file that does not read ends the reading; it is reported when its turn comes
         }
         for (const rec of recs) {
-          if (rec.call !== x) { cutAtEnd = false; break read; }
+          if (rec.call !== x) {
+            cutAtEnd = false;
+            break read;
+          }
           call.frags.push(rec);
         }
       }
@@ -237,7 +277,7 @@ class SessionDerivation {
     const acc = new Map<string, Accum>();
     const decidedNow: string[] = [];
     // Calls in the order their last fragment was written.
-    const ordered = [...calls.entries()].sort((a, b) => (a[1].frags.at(-1)!.ord - b[1].frags.at(-1)!.ord) || 0);
+    const ordered = [...calls.entries()].sort((a, b) => a[1].frags.at(-1)!.ord - b[1].frags.at(-1)!.ord || 0);
     for (const [id, call] of ordered) {
       if (decided.has(id)) continue;
       decided.add(id);
@@ -245,10 +285,16 @@ class SessionDerivation {
       this.r.calls++;
       const lastFrag = call.frags[call.frags.length - 1]!;
       if (call.frags.some((x) => has(x, 'synthetic')) || lastFrag.model === '<synthetic>') continue; // the client's own record, no provider call
-      if (!call.frags.some((x) => has(x, 'finished'))) { this.r.unfinished++; continue; }
+      if (!call.frags.some((x) => has(x, 'finished'))) {
+        this.r.unfinished++;
+        continue;
+      }
       const t = lastFrag.time ? Date.parse(lastFrag.time) : NaN;
       const at = Number.isFinite(t) ? t : atMs;
-      if (bounded && at < this.rs.cutoff!) { this.r.outside_lookback++; continue; }
+      if (bounded && at < this.rs.cutoff!) {
+        this.r.outside_lookback++;
+        continue;
+      }
       this.r.counted++;
       const model = lastFrag.model ?? 'unknown';
       const minute = Math.floor(at / MINUTE) * MINUTE;
@@ -278,7 +324,11 @@ class SessionDerivation {
     this.spool(rc);
     applyReceipt(this.state, rc);
     saveSessionState(this.o.root, this.session, this.state);
-    try { unlinkSync(receiptPath(this.o.root, this.session, f.seq)); } catch { /* gone */ }
+    try {
+      unlinkSync(receiptPath(this.o.root, this.session, f.seq));
+    } catch {
+      /* gone */
+    }
     this.r.windows += windows.length;
     return 'done';
   }

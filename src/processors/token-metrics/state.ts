@@ -106,7 +106,11 @@ export function listReceipts(root: string, session: string): { seq: number; path
   } catch {
     return [];
   }
-  return names.map((n) => ({ m: RECEIPT.exec(n), n })).filter((x) => x.m).map((x) => ({ seq: Number(x.m![1]), path: join(metricsStateDir(root, session), x.n) })).sort((a, b) => a.seq - b.seq);
+  return names
+    .map((n) => ({ m: RECEIPT.exec(n), n }))
+    .filter((x) => x.m)
+    .map((x) => ({ seq: Number(x.m![1]), path: join(metricsStateDir(root, session), x.n) }))
+    .sort((a, b) => a.seq - b.seq);
 }
 
 export function readReceipt(path: string): Receipt {
@@ -150,10 +154,13 @@ export function rootState(root: string, lookbackMs: number, now: number): RootMe
   }
   const s: RootMetricsState = { firstAt: now, cutoff: lookbackMs > 0 ? now - lookbackMs : undefined };
   mkdirSync(join(root, METRICS_DIR), { recursive: true });
-  replaceAtomically(path, formatKv([
-    ['schema', 1],
-    ['first_at', new Date(s.firstAt).toISOString()],
-    ['cutoff', s.cutoff === undefined ? 'none' : new Date(s.cutoff).toISOString()],
-  ]));
+  replaceAtomically(
+    path,
+    formatKv([
+      ['schema', 1],
+      ['first_at', new Date(s.firstAt).toISOString()],
+      ['cutoff', s.cutoff === undefined ? 'none' : new Date(s.cutoff).toISOString()],
+    ]),
+  );
   return s;
 }

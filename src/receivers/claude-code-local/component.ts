@@ -12,7 +12,10 @@ import type { Component, ComponentSettings, PassContext, StageResult } from '../
 export class LocalReceiverComponent implements Component {
   private readonly collector: LocalCollector;
 
-  constructor(private readonly cfg: LocalReceiverConfig, private readonly s: ComponentSettings) {
+  constructor(
+    private readonly cfg: LocalReceiverConfig,
+    private readonly s: ComponentSettings,
+  ) {
     this.collector = new LocalCollector({
       root: s.storageRoot,
       sourceRoot: cfg.sourceRoot,
@@ -32,14 +35,23 @@ export class LocalReceiverComponent implements Component {
     const r = await this.collector.passAsync();
     this.s.telemetry.landed(r.landedRecords);
     this.s.telemetry.sourcesInConflict(r.conflicts);
-    for (const c of r.newConflicts) ctx.log.warn('source in conflict; it stays stopped until a person clears its cursor', { source: c.source, reason: c.reason });
+    for (const c of r.newConflicts)
+      ctx.log.warn('source in conflict; it stays stopped until a person clears its cursor', { source: c.source, reason: c.reason });
     for (const e of r.errors) ctx.log.error('collection error', { where: e.where, error: e.message });
     return {
       changed: r.landedFiles > 0 || r.newConflicts.length > 0 || r.errors.length > 0,
       problems: r.errors.map((e) => `${this.s.id}: ${e.where}: ${e.message}`),
       counts: {
-        sessions: r.sessions, sources: r.sources, landed_files: r.landedFiles, landed_records: r.landedRecords, landed_bytes: r.landedBytes,
-        busy: r.busy, pending: r.pending, conflicts: r.conflicts, source_gone: r.sourceGone, filtered: r.filteredOut,
+        sessions: r.sessions,
+        sources: r.sources,
+        landed_files: r.landedFiles,
+        landed_records: r.landedRecords,
+        landed_bytes: r.landedBytes,
+        busy: r.busy,
+        pending: r.pending,
+        conflicts: r.conflicts,
+        source_gone: r.sourceGone,
+        filtered: r.filteredOut,
       },
     };
   }

@@ -69,7 +69,10 @@ export class LocalCollector {
         if (!isSessionEntryName(id) || discovered.has(id) || this.checkedUndiscovered.has(id)) continue;
         if (!existsSync(join(o.root, id, 'streams')) && !existsSync(join(o.root, id, 'runs'))) continue;
         const lock = new FileLock(sessionLockPath(o.root, id));
-        if (!lock.tryAcquire()) { report.busy++; continue; }
+        if (!lock.tryAcquire()) {
+          report.busy++;
+          continue;
+        }
         try {
           markPruned(o.root, o.sourceRoot, id, new Set(), report);
           report.conflicts += countConflicts(o.root, id);

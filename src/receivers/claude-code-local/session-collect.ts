@@ -2,7 +2,15 @@
 import { statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DiscoveredSession, SessionFilter, SourceFile } from '../../adapters/claude-code/discovery.js';
-import { ADAPTER, DIALECT, convertJournalLine, convertManifest, convertScript, convertSidecar, convertTranscriptLine } from '../../adapters/claude-code/dialect.js';
+import {
+  ADAPTER,
+  DIALECT,
+  convertJournalLine,
+  convertManifest,
+  convertScript,
+  convertSidecar,
+  convertTranscriptLine,
+} from '../../adapters/claude-code/dialect.js';
 import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
@@ -57,19 +65,31 @@ function target(root: string, s: SourceFile, stamp: string, at: string, adapter 
 
 function converterFor(s: SourceFile): (b: Buffer) => ReturnType<typeof convertTranscriptLine> {
   switch (s.kind) {
-    case 'transcript': return convertTranscriptLine;
-    case 'journal': return (b) => convertJournalLine(b, s.batch!);
-    case 'agent_meta': return (b) => convertSidecar(b, s.stream!);
-    case 'workflow_manifest': return (b) => convertManifest(b, s.batch!);
-    case 'workflow_script': return (b) => convertScript(b, s.batch!, s.label);
-    default: throw new Error(`no converter for ${s.kind}`);
+    case 'transcript':
+      return convertTranscriptLine;
+    case 'journal':
+      return (b) => convertJournalLine(b, s.batch!);
+    case 'agent_meta':
+      return (b) => convertSidecar(b, s.stream!);
+    case 'workflow_manifest':
+      return (b) => convertManifest(b, s.batch!);
+    case 'workflow_script':
+      return (b) => convertScript(b, s.batch!, s.label);
+    default:
+      throw new Error(`no converter for ${s.kind}`);
   }
 }
 
 /** Removes temporary files a crashed writer left; safe only under the session's lock. */
 function sweepTemporaries(root: string, session: string): void {
   for (const { dir } of landedDirs(root, session)) {
-    for (const name of listDir(dir)) if (name.startsWith('.tmp-')) try { unlinkSync(join(dir, name)); } catch { /* ignore */ }
+    for (const name of listDir(dir))
+      if (name.startsWith('.tmp-'))
+        try {
+          unlinkSync(join(dir, name));
+        } catch {
+          /* ignore */
+        }
   }
 }
 
@@ -141,9 +161,23 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
       const cursorPath = join(t.dir, `${src.prefix}.cursor`);
       let outcome: SourceOutcome;
       try {
-        outcome = src.reading === 'append'
-          ? collectAppendSource({ path: src.path, rel: src.rel, target: t, maxDeltaBytes: o.maxDeltaBytes, maxWindows: o.maxWindows, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand }, cursorPath)
-          : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
+        outcome =
+          src.reading === 'append'
+            ? collectAppendSource(
+                {
+                  path: src.path,
+                  rel: src.rel,
+                  target: t,
+                  maxDeltaBytes: o.maxDeltaBytes,
+                  maxWindows: o.maxWindows,
+                  nextSeq: () => counter.take(),
+                  convert: converterFor(src),
+                  now,
+                  afterLand: o.afterLand,
+                },
+                cursorPath,
+              )
+            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
       } catch (err) {
         report.errors.push({ where: src.path, message: (err as Error).message });
         continue;
@@ -165,7 +199,6 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
     lock.release();
   }
 }
-
 
 function recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutcome): void {
   switch (outcome.status) {
@@ -189,15 +222,26 @@ function recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutco
 }
 export function emptyReport(): PassReport {
   return {
-    sessions: 0, sources: 0, landedFiles: 0, landedRecords: 0, landedBytes: 0, busy: 0, pending: 0, conflicts: 0,
-    newConflicts: [], sourceGone: 0, filteredOut: 0, errors: [], durationMs: 0,
+    sessions: 0,
+    sources: 0,
+    landedFiles: 0,
+    landedRecords: 0,
+    landedBytes: 0,
+    busy: 0,
+    pending: 0,
+    conflicts: 0,
+    newConflicts: [],
+    sourceGone: 0,
+    filteredOut: 0,
+    errors: [],
+    durationMs: 0,
   };
 }
 
 /** Adds one session's counts into a pass report. */
 export function mergeReport(into: PassReport, from: PassReport): void {
-  for (const k of ['sessions', 'sources', 'landedFiles', 'landedRecords', 'landedBytes', 'busy', 'pending', 'conflicts', 'sourceGone'] as const) into[k] += from[k];
+  for (const k of ['sessions', 'sources', 'landedFiles', 'landedRecords', 'landedBytes', 'busy', 'pending', 'conflicts', 'sourceGone'] as const)
+    into[k] += from[k];
   into.newConflicts.push(...from.newConflicts);
   into.errors.push(...from.errors);
 }
-

@@ -34,22 +34,26 @@ export class SessionPool {
     const queue = [...sessions].sort((a, b) => weight(b) - weight(a));
     const results: PassReport[] = [];
     while (this.workers.length < Math.min(this.size, queue.length)) this.workers.push(this.spawn());
-    const drive = (w: Worker) => new Promise<void>((resolve, reject) => {
-      const next = () => {
-        const session = queue.shift();
-        if (!session) {
-          w.off('message', onMessage);
-          w.off('error', reject);
-          resolve();
-          return;
-        }
-        w.postMessage({ session, opts } satisfies Job);
-      };
-      const onMessage = (r: PassReport) => { results.push(r); next(); };
-      w.on('message', onMessage);
-      w.once('error', reject);
-      next();
-    });
+    const drive = (w: Worker) =>
+      new Promise<void>((resolve, reject) => {
+        const next = () => {
+          const session = queue.shift();
+          if (!session) {
+            w.off('message', onMessage);
+            w.off('error', reject);
+            resolve();
+            return;
+          }
+          w.postMessage({ session, opts } satisfies Job);
+        };
+        const onMessage = (r: PassReport) => {
+          results.push(r);
+          next();
+        };
+        w.on('message', onMessage);
+        w.once('error', reject);
+        next();
+      });
     await Promise.all(this.workers.slice(0, Math.max(1, Math.min(this.size, sessions.length))).map(drive));
     return results;
   }

@@ -17,10 +17,18 @@ class JournalMetrics {
   constructor(registry: Registry) {
     const registers = [registry];
     const known = <M>(name: string) => registry.getSingleMetric(name) as M | undefined;
-    const bytes = 'aszcol_receiver_journal_bytes', waiting = 'aszcol_receiver_waiting_sessions', damaged = 'aszcol_receiver_journal_damaged_total';
-    this.bytes = known<Gauge<'receiver'>>(bytes) ?? new Gauge({ name: bytes, help: 'Bytes a receiver accepted into its journal and has not landed yet.', labelNames: ['receiver'], registers });
-    this.waiting = known<Gauge<'receiver'>>(waiting) ?? new Gauge({ name: waiting, help: 'Sessions whose records wait for a lock another collector holds.', labelNames: ['receiver'], registers });
-    this.damaged = known<Counter<'receiver'>>(damaged) ?? new Counter({ name: damaged, help: 'Journal stretches that could not be landed (damage on disk), kept aside.', labelNames: ['receiver'], registers });
+    const bytes = 'aszcol_receiver_journal_bytes',
+      waiting = 'aszcol_receiver_waiting_sessions',
+      damaged = 'aszcol_receiver_journal_damaged_total';
+    this.bytes =
+      known<Gauge<'receiver'>>(bytes) ??
+      new Gauge({ name: bytes, help: 'Bytes a receiver accepted into its journal and has not landed yet.', labelNames: ['receiver'], registers });
+    this.waiting =
+      known<Gauge<'receiver'>>(waiting) ??
+      new Gauge({ name: waiting, help: 'Sessions whose records wait for a lock another collector holds.', labelNames: ['receiver'], registers });
+    this.damaged =
+      known<Counter<'receiver'>>(damaged) ??
+      new Counter({ name: damaged, help: 'Journal stretches that could not be landed (damage on disk), kept aside.', labelNames: ['receiver'], registers });
   }
 }
 
@@ -38,7 +46,10 @@ export class OtlpReceiverComponent implements Component {
   private last: OtlpReceiverStats | undefined;
   private journal: JournalMetrics | undefined;
 
-  constructor(private readonly cfg: OtlpReceiverConfig, private readonly s: ComponentSettings) {}
+  constructor(
+    private readonly cfg: OtlpReceiverConfig,
+    private readonly s: ComponentSettings,
+  ) {}
 
   async start(): Promise<void> {
     const { OtlpReceiver } = await import('./receiver.js');

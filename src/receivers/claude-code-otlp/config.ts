@@ -101,13 +101,17 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
     cfg.http = undefined;
   } else if (m.protocols !== undefined && m.protocols !== null) {
     const pp = `${path}.protocols`;
-    if (typeof m.protocols !== 'object' || Array.isArray(m.protocols)) throw new ConfigError(pp, `must be a mapping with grpc and/or http, got ${describe(m.protocols)}`);
+    if (typeof m.protocols !== 'object' || Array.isArray(m.protocols))
+      throw new ConfigError(pp, `must be a mapping with grpc and/or http, got ${describe(m.protocols)}`);
     const p = mapping(m.protocols, pp, ['grpc', 'http']);
     if (!('grpc' in p) && !('http' in p)) throw new ConfigError(pp, 'must name at least one of grpc and http');
     cfg.grpc = 'grpc' in p ? protocolEndpoint(p.grpc, `${pp}.grpc`, DEFAULT_GRPC_ENDPOINT) : undefined;
     cfg.http = 'http' in p ? protocolEndpoint(p.http, `${pp}.http`, DEFAULT_HTTP_ENDPOINT) : undefined;
     if (cfg.grpc && cfg.http && cfg.grpc.port !== 0 && cfg.grpc.port === cfg.http.port && cfg.grpc.host === cfg.http.host) {
-      throw new ConfigError(`${pp}.http.endpoint`, `is the same address as grpc (${formatEndpoint(cfg.grpc)}); to serve both on one port, set ${path}.endpoint instead of protocols`);
+      throw new ConfigError(
+        `${pp}.http.endpoint`,
+        `is the same address as grpc (${formatEndpoint(cfg.grpc)}); to serve both on one port, set ${path}.endpoint instead of protocols`,
+      );
     }
   }
 
@@ -129,7 +133,10 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
   // Unset, it grows with the largest request so that a few of them always fit.
   cfg.maxJournalBytes = journal ?? Math.max(DEFAULT_MAX_JOURNAL_BYTES, 4 * cfg.maxRequestBytes);
   if (cfg.maxJournalBytes < cfg.maxRequestBytes) {
-    throw new ConfigError(`${path}.max_journal_bytes`, `must be at least max_request_bytes (${cfg.maxRequestBytes}), or the largest accepted request could never be taken; got ${cfg.maxJournalBytes}`);
+    throw new ConfigError(
+      `${path}.max_journal_bytes`,
+      `must be at least max_request_bytes (${cfg.maxRequestBytes}), or the largest accepted request could never be taken; got ${cfg.maxJournalBytes}`,
+    );
   }
   if (m.lock_wait !== undefined && m.lock_wait !== null) {
     try {
@@ -141,7 +148,10 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
   }
   if (m.durability !== undefined && m.durability !== null) {
     if (!DURABILITIES.includes(m.durability as Durability)) {
-      throw new ConfigError(`${path}.durability`, `must be one of ${DURABILITIES.join(', ')} (process: answered once in the journal file, kept if aszcol crashes; machine: answered once synced to the disk, kept if the machine crashes), got ${JSON.stringify(m.durability)}`);
+      throw new ConfigError(
+        `${path}.durability`,
+        `must be one of ${DURABILITIES.join(', ')} (process: answered once in the journal file, kept if aszcol crashes; machine: answered once synced to the disk, kept if the machine crashes), got ${JSON.stringify(m.durability)}`,
+      );
     }
     cfg.durability = m.durability as Durability;
   }

@@ -58,7 +58,9 @@ export function otlpGrpcServer(h: ExportHandler, maxRequestBytes: number): grpc.
           const e = new OtlpRequestError('too_large', `the message is ${bytes.length} bytes, over the limit of ${maxRequestBytes} (max_request_bytes)`);
           return done(h.refused('grpc', signal, e));
         }
-        h.handle(signal, 'grpc', bytes, bytes, 'protobuf').then(done, (err: Error) => done(h.refused('grpc', signal, new OtlpRequestError('internal', err.message))));
+        h.handle(signal, 'grpc', bytes, bytes, 'protobuf').then(done, (err: Error) =>
+          done(h.refused('grpc', signal, new OtlpRequestError('internal', err.message))),
+        );
       },
     });
   }

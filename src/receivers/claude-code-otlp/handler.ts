@@ -21,7 +21,6 @@ import { ITEM_OF, cloneStats, emptyStats, type ItemRefusalReason, type OtlpRecei
 
 export type ExportResult = { ok: true; partial?: PartialSuccess } | { ok: false; error: OtlpRequestError };
 
-
 export interface HandlerOptions {
   storageRoot: string;
   /** The journal's directory name under `<root>/_journal/` (one per receiver instance). */
@@ -86,13 +85,27 @@ export class ExportHandler {
   async open(): Promise<void> {
     const rec = await this.journal.open();
     if (rec.tornBytes > 0) {
-      this.o.log('warn', `the receiver's journal ended in ${rec.tornBytes} bytes of an incomplete write (a crash before it was synced, so never acknowledged); they were cut`, { journal: this.journal.dir, bytes: rec.tornBytes });
+      this.o.log(
+        'warn',
+        `the receiver's journal ended in ${rec.tornBytes} bytes of an incomplete write (a crash before it was synced, so never acknowledged); they were cut`,
+        { journal: this.journal.dir, bytes: rec.tornBytes },
+      );
     }
-    if (rec.to > rec.from) this.o.log('info', `the receiver's journal holds ${rec.to - rec.from} bytes accepted but not landed before the last stop; landing them first`, { journal: this.journal.dir });
-    const lander = new Lander({
-      root: this.o.storageRoot, journalDir: this.journal.dir, from: rec.from, to: rec.to, lockWaitMs: this.o.lockWaitMs,
-      paceBelowBytes: Math.min(Math.floor(this.o.maxJournalBytes / 4), PACE_BACKLOG_CAP),
-    }, this.o.log);
+    if (rec.to > rec.from)
+      this.o.log('info', `the receiver's journal holds ${rec.to - rec.from} bytes accepted but not landed before the last stop; landing them first`, {
+        journal: this.journal.dir,
+      });
+    const lander = new Lander(
+      {
+        root: this.o.storageRoot,
+        journalDir: this.journal.dir,
+        from: rec.from,
+        to: rec.to,
+        lockWaitMs: this.o.lockWaitMs,
+        paceBelowBytes: Math.min(Math.floor(this.o.maxJournalBytes / 4), PACE_BACKLOG_CAP),
+      },
+      this.o.log,
+    );
     lander.onProgress = (p) => {
       this.stats.landed.files += p.files;
       this.stats.landed.records += p.records;
@@ -133,11 +146,20 @@ export class ExportHandler {
       this.journal.idle().then(() => true),
       new Promise<false>((r) => (timer = setTimeout(() => r(false), Math.max(0, timeoutMs / 2)))),
     ]).finally(() => clearTimeout(timer));
-    if (!synced) this.o.log('warn', `the OTLP receiver's journal did not finish its last sync in time; what was written after the last sync lands at the next start if the machine does not crash first`, { journal: this.journal.dir });
+    if (!synced)
+      this.o.log(
+        'warn',
+        `the OTLP receiver's journal did not finish its last sync in time; what was written after the last sync lands at the next start if the machine does not crash first`,
+        { journal: this.journal.dir },
+      );
     if (this.lander) {
       const all = await this.lander.landed(this.journal.durableEnd, Math.max(0, deadline - Date.now()));
       if (!all) {
-        this.o.log('warn', `the OTLP receiver stops with ${this.journal.pendingBytes(this.lander.landedThrough)} accepted bytes not yet landed; they stay in its journal and land at the next start`, { journal: this.journal.dir });
+        this.o.log(
+          'warn',
+          `the OTLP receiver stops with ${this.journal.pendingBytes(this.lander.landedThrough)} accepted bytes not yet landed; they stay in its journal and land at the next start`,
+          { journal: this.journal.dir },
+        );
       }
       await this.lander.close(Math.max(100, deadline - Date.now()));
     }
@@ -290,12 +312,20 @@ export class ExportHandler {
     // Exporters remove sent files from the spool: at the limit, count it again before refusing.
     if (spoolFull()) await lander.rescanSpool();
     if (spoolFull()) {
-      throw new OtlpRequestError('spool_full', `the metrics spool ${join(this.o.storageRoot, METRICS_DIR)} holds ${lander.spoolBytes + this.metricsPendingBytes} bytes, at its limit of ${max} (max_spool_bytes); try again later`, 30);
+      throw new OtlpRequestError(
+        'spool_full',
+        `the metrics spool ${join(this.o.storageRoot, METRICS_DIR)} holds ${lander.spoolBytes + this.metricsPendingBytes} bytes, at its limit of ${max} (max_spool_bytes); try again later`,
+        30,
+      );
     }
     const pending = this.journal.pendingBytes(lander.landedThrough);
     if (pending > 0 && pending + bytes.length > this.o.maxJournalBytes) {
       const why = lander.waitingSessions > 0 ? ` (${lander.waitingSessions} sessions wait for a lock another collector holds)` : '';
-      throw new OtlpRequestError('backlog_full', `the receiver holds ${pending} bytes accepted but not yet landed, at its limit of ${this.o.maxJournalBytes} (max_journal_bytes)${why}; try again shortly`, 1);
+      throw new OtlpRequestError(
+        'backlog_full',
+        `the receiver holds ${pending} bytes accepted but not yet landed, at its limit of ${this.o.maxJournalBytes} (max_journal_bytes)${why}; try again shortly`,
+        1,
+      );
     }
     lander.arrived();
     if (signal === 'metrics') {
@@ -339,7 +369,13 @@ export class ExportHandler {
     const none = refusedItems.get('no_session_id');
     if (none) msgs.push(`${none} ${what} carry no session.id attribute (on the item or its resource) and were not landed`);
     const badN = refusedItems.get('bad_session_id');
-    if (badN) msgs.push(`${badN} ${what} carry a session.id that cannot name a directory (${[...bad].slice(0, 3).map((x) => JSON.stringify(x.slice(0, 60))).join(', ')}) and were not landed`);
+    if (badN)
+      msgs.push(
+        `${badN} ${what} carry a session.id that cannot name a directory (${[...bad]
+          .slice(0, 3)
+          .map((x) => JSON.stringify(x.slice(0, 60)))
+          .join(', ')}) and were not landed`,
+      );
     return { landable, refusedItems, rejected: (none ?? 0) + (badN ?? 0), message: msgs.join('; ') };
   }
 }

@@ -9,7 +9,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  CONTENT_TYPE, OtlpRequestError, bodyFormatOf, decodeContentEncoding, encodeResponse, encodeStatus, grpcCodeOf, httpStatusOf,
+  CONTENT_TYPE,
+  OtlpRequestError,
+  bodyFormatOf,
+  decodeContentEncoding,
+  encodeResponse,
+  encodeStatus,
+  grpcCodeOf,
+  httpStatusOf,
   type BodyFormat,
 } from '../../otlp/codec.js';
 import { HTTP_PATH, SIGNALS, type Signal } from '../../otlp/proto.js';
@@ -63,16 +70,29 @@ export function otlpHttpHandler(h: ExportHandler, maxRequestBytes: number): (req
     const signal = SIGNAL_OF_PATH.get(path);
     // Before the format is known, a refusal is written as JSON: readable by a person and by any client.
     if (!signal) {
-      const r = h.refused('http', undefined, new OtlpRequestError('not_found', `no OTLP endpoint at ${path}; use POST ${SIGNALS.map((s) => HTTP_PATH[s]).join(', ')}`));
+      const r = h.refused(
+        'http',
+        undefined,
+        new OtlpRequestError('not_found', `no OTLP endpoint at ${path}; use POST ${SIGNALS.map((s) => HTTP_PATH[s]).join(', ')}`),
+      );
       return refuseUnread(req, res, 'json', r, 'logs');
     }
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
-      return refuseUnread(req, res, 'json', h.refused('http', signal, new OtlpRequestError('method_not_allowed', `${req.method} is not allowed on ${path}; use POST`)), signal);
+      return refuseUnread(
+        req,
+        res,
+        'json',
+        h.refused('http', signal, new OtlpRequestError('method_not_allowed', `${req.method} is not allowed on ${path}; use POST`)),
+        signal,
+      );
     }
     const format = bodyFormatOf(req.headers['content-type']);
     if (!format) {
-      const e = new OtlpRequestError('unsupported_media_type', `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported; use application/x-protobuf or application/json`);
+      const e = new OtlpRequestError(
+        'unsupported_media_type',
+        `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported; use application/x-protobuf or application/json`,
+      );
       return refuseUnread(req, res, 'json', h.refused('http', signal, e), signal);
     }
     const declared = Number(req.headers['content-length'] ?? NaN);
@@ -100,7 +120,9 @@ export function otlpHttpHandler(h: ExportHandler, maxRequestBytes: number): (req
       }
       chunks.push(c);
     });
-    req.on('error', () => { /* the client went away; nothing was landed for it */ });
+    req.on('error', () => {
+      /* the client went away; nothing was landed for it */
+    });
     req.on('end', () => {
       if (refused) return;
       const wire = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);

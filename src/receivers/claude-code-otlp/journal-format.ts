@@ -125,6 +125,8 @@ export function keepAside(journalDir: string, base: number, position: number, by
   try {
     mkdirSync(dir, { recursive: true });
     writeFileSync(path, bytes);
-  } catch { /* see above */ }
+  } catch {
+    /* see above */
+  }
   return path;
 }

@@ -36,7 +36,16 @@ import { ensureDirDurable, fsyncDir, replaceAtomically } from '../../storage/wri
 import { listDir } from '../../storage/layout.js';
 import { AszError } from '../../util/errors.js';
 import {
-  FRAME_BYTES, LANDED_STATE, SEGMENT_BYTES, keepAside, readFileRange, entryFrame, nextGoodEntry, readEntry, segmentBase, segmentName,
+  FRAME_BYTES,
+  LANDED_STATE,
+  SEGMENT_BYTES,
+  keepAside,
+  readFileRange,
+  entryFrame,
+  nextGoodEntry,
+  readEntry,
+  segmentBase,
+  segmentName,
 } from './journal-format.js';
 
 export interface JournalRecovery {
@@ -107,7 +116,11 @@ function goodEnd(buf: Buffer, base: number): { end: number; torn: number } {
 
 function syncFile(path: string): void {
   const fd = openSync(path, 'r+');
-  try { fsyncSync(fd); } finally { closeSync(fd); }
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export class Journal {
@@ -137,7 +150,10 @@ export class Journal {
   /** Called with the new durable end after every sync, in order. */
   onDurable: (end: number) => void = () => {};
 
-  constructor(readonly dir: string, private readonly durability: Durability = 'process') {
+  constructor(
+    readonly dir: string,
+    private readonly durability: Durability = 'process',
+  ) {
     this.lock = new FileLock(join(dir, '.lock'));
   }
 
@@ -171,14 +187,20 @@ export class Journal {
   async open(): Promise<JournalRecovery> {
     ensureDirDurable(this.dir);
     if (!this.lock.tryAcquire()) {
-      throw new AszError(`the receiver's journal ${this.dir} is in use by another process (${this.lock.path} names pid ${readFileSync(this.lock.path, 'utf8').trim() || '?'}); two receivers cannot share one journal`, 'receivers.claude_code_otlp');
+      throw new AszError(
+        `the receiver's journal ${this.dir} is in use by another process (${this.lock.path} names pid ${readFileSync(this.lock.path, 'utf8').trim() || '?'}); two receivers cannot share one journal`,
+        'receivers.claude_code_otlp',
+      );
     }
     try {
       const statePath = join(this.dir, LANDED_STATE);
       const state = parseKv(existsSync(statePath) ? readFileSync(statePath, 'utf8') : '');
       let landed = Number(state.get('landed_through') ?? 0);
       if (!Number.isSafeInteger(landed) || landed < 0) landed = 0;
-      const bases = listDir(this.dir).map(segmentBase).filter((b): b is number => b !== undefined).sort((a, b) => a - b);
+      const bases = listDir(this.dir)
+        .map(segmentBase)
+        .filter((b): b is number => b !== undefined)
+        .sort((a, b) => a - b);
       // Segments wholly before the landed position were landed; one left by a crash before its removal goes now.
       while (bases.length > 1 && bases[1]! <= landed) unlinkSync(join(this.dir, segmentName(bases.shift()!)));
       let tornBytes = 0;
@@ -205,7 +227,13 @@ export class Journal {
         // A state ahead of the entries (the journal lost its tail): positions from `end` will be
         // issued again, so the state must not keep pointing past them.
         landed = end;
-        replaceAtomically(statePath, formatKv([['schema', 1], ['landed_through', landed]]));
+        replaceAtomically(
+          statePath,
+          formatKv([
+            ['schema', 1],
+            ['landed_through', landed],
+          ]),
+        );
       }
       const from = bases.length && landed < bases[0]! ? bases[0]! : landed;
       const last = bases.length ? bases[bases.length - 1]! : undefined;
@@ -248,7 +276,9 @@ export class Journal {
       try {
         this.rotate();
       } catch (err) {
-        return Promise.reject(new AszError(`cannot start a new segment of the receiver's journal in ${this.dir}: ${(err as Error).message}`, 'receivers.claude_code_otlp'));
+        return Promise.reject(
+          new AszError(`cannot start a new segment of the receiver's journal in ${this.dir}: ${(err as Error).message}`, 'receivers.claude_code_otlp'),
+        );
       }
     }
     const frame = entryFrame(signal, receivedAtNs, body);
@@ -309,7 +339,10 @@ export class Journal {
    * until the receiver restarts and recovers it from what is on disk.
    */
   private fail(cause: Error): void {
-    this.failure ??= new AszError(`the receiver's journal in ${this.dir} failed and could not be repaired (${cause.message}); restart the receiver`, 'receivers.claude_code_otlp');
+    this.failure ??= new AszError(
+      `the receiver's journal in ${this.dir} failed and could not be repaired (${cause.message}); restart the receiver`,
+      'receivers.claude_code_otlp',
+    );
     this.queued = [];
     this.queuedBytes = 0;
     for (const w of this.waiters.splice(0)) w.reject(this.failure);
@@ -426,7 +459,11 @@ export class Journal {
     this.queued = [];
     this.queuedBytes = 0;
     for (const g of [...this.closing, ...(this.seg ? [this.seg] : [])]) {
-      try { closeSync(g.fd); } catch { /* closed */ }
+      try {
+        closeSync(g.fd);
+      } catch {
+        /* closed */
+      }
     }
     this.closing = [];
     this.seg = undefined;

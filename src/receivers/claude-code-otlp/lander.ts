@@ -27,7 +27,10 @@ export class Lander {
 
   private readonly pace: BigInt64Array;
 
-  constructor(private readonly init: Omit<LandWorkerInit, 'pace'>, private readonly log: ReceiverLog) {
+  constructor(
+    private readonly init: Omit<LandWorkerInit, 'pace'>,
+    private readonly log: ReceiverLog,
+  ) {
     this.landedThrough = init.from;
     this.pace = new BigInt64Array(new SharedArrayBuffer(PACE_SLOTS * 8));
     Atomics.store(this.pace, PACE_DURABLE_END, BigInt(init.to));
@@ -36,7 +39,9 @@ export class Lander {
   /** Starts the thread; resolves once it has opened the spool. */
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const w = new Worker(new URL('./land-worker.js', import.meta.url), { workerData: { ...this.init, pace: this.pace.buffer as SharedArrayBuffer } satisfies LandWorkerInit });
+      const w = new Worker(new URL('./land-worker.js', import.meta.url), {
+        workerData: { ...this.init, pace: this.pace.buffer as SharedArrayBuffer } satisfies LandWorkerInit,
+      });
       this.worker = w;
       w.on('message', (m: WorkerMessage) => {
         switch (m.op) {
@@ -82,7 +87,9 @@ export class Lander {
   private fail(err: Error): void {
     // A landing thread that dies is a bug; what it had not landed stays in the journal for the next start.
     this.failure ??= err;
-    this.log('error', `the OTLP receiver's landing thread failed; accepted requests stay in the journal until the next start: ${err.message}`, { error: err.stack });
+    this.log('error', `the OTLP receiver's landing thread failed; accepted requests stay in the journal until the next start: ${err.message}`, {
+      error: err.stack,
+    });
     for (const r of this.replies.values()) r.reject(err);
     this.replies.clear();
     this.wakeAll();
@@ -147,7 +154,13 @@ export class Lander {
         this.waiters = this.waiters.filter((x) => x !== waiter);
         resolve(false);
       }, timeoutMs);
-      const waiter = { position, resolve: (landed: boolean) => { clearTimeout(timer); resolve(landed); } };
+      const waiter = {
+        position,
+        resolve: (landed: boolean) => {
+          clearTimeout(timer);
+          resolve(landed);
+        },
+      };
       this.waiters.push(waiter);
     });
   }
@@ -168,9 +181,13 @@ export class Lander {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.max(0, timeoutMs))));
       const outcome = await Promise.race([this.flush().then(() => 'done' as const), late]).finally(() => clearTimeout(timer));
-      if (outcome === 'late') this.log('warn', 'the OTLP receiver stopped before its state files were written; they are rebuilt from the landed files at the next start');
+      if (outcome === 'late')
+        this.log('warn', 'the OTLP receiver stopped before its state files were written; they are rebuilt from the landed files at the next start');
     } catch (err) {
-      this.log('warn', `the OTLP receiver could not write its state files at shutdown; they are rebuilt from the landed files at the next start: ${(err as Error).message}`);
+      this.log(
+        'warn',
+        `the OTLP receiver could not write its state files at shutdown; they are rebuilt from the landed files at the next start: ${(err as Error).message}`,
+      );
     } finally {
       this.closing = true;
       await this.worker?.terminate();
@@ -178,5 +195,4 @@ export class Lander {
       this.wakeAll();
     }
   }
-
 }

@@ -90,11 +90,20 @@ export class OtlpReceiver {
   private stopping?: Promise<void>;
   private state: 'new' | 'starting' | 'running' | 'draining' | 'drained' | 'stopped' = 'new';
 
-  constructor(private readonly cfg: OtlpReceiverConfig, opts: OtlpReceiverOptions) {
+  constructor(
+    private readonly cfg: OtlpReceiverConfig,
+    opts: OtlpReceiverOptions,
+  ) {
     this.log = opts.log ?? (() => {});
     this.handler = new ExportHandler({
-      storageRoot: opts.storageRoot, journalName: journalNameOf(opts.name ?? 'claude_code_otlp'), maxRequestBytes: cfg.maxRequestBytes,
-      maxSpoolBytes: cfg.maxSpoolBytes, maxJournalBytes: cfg.maxJournalBytes, lockWaitMs: cfg.lockWaitMs, durability: cfg.durability, log: this.log,
+      storageRoot: opts.storageRoot,
+      journalName: journalNameOf(opts.name ?? 'claude_code_otlp'),
+      maxRequestBytes: cfg.maxRequestBytes,
+      maxSpoolBytes: cfg.maxSpoolBytes,
+      maxJournalBytes: cfg.maxJournalBytes,
+      lockWaitMs: cfg.lockWaitMs,
+      durability: cfg.durability,
+      log: this.log,
     });
   }
 
@@ -108,7 +117,10 @@ export class OtlpReceiver {
       const needHttp = this.cfg.http || this.cfg.endpoint;
       if (needGrpc) this.grpcServer = otlpGrpcServer(this.handler, this.cfg.maxRequestBytes);
       if (needHttp) {
-        this.httpServer = createHttpServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, otlpHttpHandler(this.handler, this.cfg.maxRequestBytes));
+        this.httpServer = createHttpServer(
+          { requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 65_000 },
+          otlpHttpHandler(this.handler, this.cfg.maxRequestBytes),
+        );
         this.httpServer.on('clientError', (_err, socket) => {
           // Malformed HTTP: answer 400 if the socket can still take it, never throw.
           if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
@@ -131,7 +143,8 @@ export class OtlpReceiver {
   private bindGrpc(e: Endpoint): Promise<void> {
     return new Promise((resolve, reject) => {
       this.grpcServer!.bindAsync(formatEndpoint({ host: bindHost(e), port: e.port }), grpc.ServerCredentials.createInsecure(), (err, port) => {
-        if (err) return reject(new AszError(`cannot listen for gRPC on ${formatEndpoint(e)}: ${err.message}`, 'receivers.claude_code_otlp.protocols.grpc.endpoint'));
+        if (err)
+          return reject(new AszError(`cannot listen for gRPC on ${formatEndpoint(e)}: ${err.message}`, 'receivers.claude_code_otlp.protocols.grpc.endpoint'));
         this.grpcPort = port;
         this.bound.grpc = formatEndpoint({ host: bindHost(e), port });
         resolve();
@@ -263,14 +276,16 @@ export class OtlpReceiver {
     }
     if (this.grpcServer) {
       const server = this.grpcServer;
-      waits.push(new Promise((r) => {
-        const force = setTimeout(() => server.forceShutdown(), graceMs);
-        force.unref();
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          r();
-        });
-      }));
+      waits.push(
+        new Promise((r) => {
+          const force = setTimeout(() => server.forceShutdown(), graceMs);
+          force.unref();
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            r();
+          });
+        }),
+      );
     }
     await Promise.all(waits);
   }

@@ -28,8 +28,11 @@ export function recordTailFast(sha: string, size: number, converted: OtlpConvert
   if (parts.length !== 1) return undefined;
   const p = parts[0] as unknown as Record<string, unknown>;
   if (Object.keys(p).join(',') !== PART_KEYS || p.k !== 'data' || typeof p.state !== 'string') return undefined;
-  const str = (key: string, v: unknown) => (typeof v === 'string' && v !== '' ? `"${key}":${JSON.stringify(v)},` : v === undefined || v === '' ? '' : undefined);
-  const tool = str('tool', r.tool), from = str('from', r.from), time = str('time', r.time);
+  const str = (key: string, v: unknown) =>
+    typeof v === 'string' && v !== '' ? `"${key}":${JSON.stringify(v)},` : v === undefined || v === '' ? '' : undefined;
+  const tool = str('tool', r.tool),
+    from = str('from', r.from),
+    time = str('time', r.time);
   if (tool === undefined || from === undefined || time === undefined || typeof p.bytes !== 'number') return undefined;
   const name = p.name === undefined ? '' : `"name":${JSON.stringify(p.name)},`;
   return `"sha":"${sha}","bytes":${size},${tool}${from}${time}"parts":[{"k":"data","state":${JSON.stringify(p.state)},"bytes":${p.bytes},${name}"data":${converted.dataJson}}]}`;

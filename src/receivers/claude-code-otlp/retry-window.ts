@@ -25,7 +25,10 @@ interface Entry {
 export class RetryWindow {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly maxEntries = 8192, private readonly maxAgeMs = 10 * 60_000) {}
+  constructor(
+    private readonly maxEntries = 8192,
+    private readonly maxAgeMs = 10 * 60_000,
+  ) {}
 
   static key(parts: string, body: Uint8Array): string {
     // The parts (signal, format) are short and free of NULs: they prefix the digest rather than enter it.

@@ -33,7 +33,9 @@ class App {
     live.append(h('span', { class: 'dot', 'aria-hidden': 'true' }), changed ? `updated ${when} UTC` : `live · last change ${when} UTC`);
     if (changed) {
       window.clearTimeout(this.flashTimer);
-      this.flashTimer = window.setTimeout(() => { live.classList.remove('flash'); }, 2500);
+      this.flashTimer = window.setTimeout(() => {
+        live.classList.remove('flash');
+      }, 2500);
     }
   }
 
@@ -62,7 +64,9 @@ class App {
       this.page = await renderList(this.main);
     }
     await this.poll();
-    window.setInterval(() => { void this.poll(); }, POLL_MS);
+    window.setInterval(() => {
+      void this.poll();
+    }, POLL_MS);
   }
 }
 

@@ -13,10 +13,18 @@ import { indexDoc, type Model, type UiState } from './model.js';
 import { Timeline } from './timeline.js';
 import { Transcript } from './transcript.js';
 
-const LEFT_TABS: [UiState['leftTab'], string][] = [['transcript', 'Transcript'], ['streams', 'Streams'], ['relations', 'Relations'], ['unresolved', 'Unresolved'], ['files', 'Rounds & files']];
+const LEFT_TABS: [UiState['leftTab'], string][] = [
+  ['transcript', 'Transcript'],
+  ['streams', 'Streams'],
+  ['relations', 'Relations'],
+  ['unresolved', 'Unresolved'],
+  ['files', 'Rounds & files'],
+];
 
 declare global {
-  interface Window { __aszView?: { firstRenderMs?: number; renders: number } }
+  interface Window {
+    __aszView?: { firstRenderMs?: number; renders: number };
+  }
 }
 
 function stat(label: string, v: Child): HTMLElement {
@@ -29,14 +37,27 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   crumbs.append(crumb);
   const first = await getJson<ViewDocument & { error?: string; problems?: string[] }>(`/api/c/${encodeURIComponent(id)}/view`);
   if (first.status !== 200) {
-    main.append(h('div', { class: 'list-wrap' }, h('div', { class: 'empty' },
-      h('h1', null, first.status === 404 ? 'No such conversation' : 'This conversation cannot be shown'),
-      h('p', { class: 'muted' }, first.body.error ?? `The server answered ${first.status}.`),
-      (first.body.problems ?? []).map((p) => h('p', { class: 'q-unresolved mono' }, p)),
-      h('p', null, h('a', { href: '/' }, 'Back to the list')))));
+    main.append(
+      h(
+        'div',
+        { class: 'list-wrap' },
+        h(
+          'div',
+          { class: 'empty' },
+          h('h1', null, first.status === 404 ? 'No such conversation' : 'This conversation cannot be shown'),
+          h('p', { class: 'muted' }, first.body.error ?? `The server answered ${first.status}.`),
+          (first.body.problems ?? []).map((p) => h('p', { class: 'q-unresolved mono' }, p)),
+          h('p', null, h('a', { href: '/' }, 'Back to the list')),
+        ),
+      ),
+    );
     document.body.dataset.ready = 'missing';
     // It may appear: the page that said so reloads when a parse writes its first round.
-    return { observe: async (status) => { if (status.heads[id] !== undefined) location.reload(); } };
+    return {
+      observe: async (status) => {
+        if (status.heads[id] !== undefined) location.reload();
+      },
+    };
   }
   let model: Model = indexDoc(id, first.body);
   let glossary: Glossary | undefined;
@@ -59,18 +80,24 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   main.append(summary, problems, timeline.el, h('div', { class: 'panes' }, left, inspector.el));
 
   function drawSummary(): void {
-    const d = model.doc, s = d.summary;
+    const d = model.doc,
+      s = d.summary;
     clear(summary);
     crumb.textContent = s.title ?? id;
     document.title = `${s.title ?? id} · aszcol view`;
     summary.append(
       h('h1', null, s.title ?? h('span', { class: 'muted' }, '(untitled)')),
       badge(s.state, `s-${s.state}`),
-      stat('talks', fmtCount(s.talks)), stat('steps', fmtCount(s.steps)), stat('model calls', fmtCount(s.kinds['llm.call'] ?? 0)),
-      stat('streams', fmtCount(s.streams)), stat('segments', fmtCount(s.segments)), stat('rounds', fmtCount(s.rounds)),
+      stat('talks', fmtCount(s.talks)),
+      stat('steps', fmtCount(s.steps)),
+      stat('model calls', fmtCount(s.kinds['llm.call'] ?? 0)),
+      stat('streams', fmtCount(s.streams)),
+      stat('segments', fmtCount(s.segments)),
+      stat('rounds', fmtCount(s.rounds)),
       h('span', { class: 'stat' }, 'unresolved ', h('b', { class: s.unresolved ? 'q-unresolved' : '' }, `${s.unresolved} open`)),
       stat('span', s.from !== undefined && s.to !== undefined ? `${fmtTime(s.from, true)} → ${fmtTime(s.to, true)} UTC (${fmtDur(s.to - s.from)})` : '—'),
-      h('span', { class: 'stat faint' }, `head r${d.head.round} ${short(d.head.digest)}`));
+      h('span', { class: 'stat faint' }, `head r${d.head.round} ${short(d.head.digest)}`),
+    );
     clear(problems);
     problems.hidden = !s.problems.length;
     for (const p of s.problems) problems.append(h('li', null, p));
@@ -80,7 +107,9 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
     const d = model.doc;
     const open = d.unresolved.filter((u) => u.state === 'open').length;
     const counts: Record<string, Child> = {
-      transcript: d.talks.length, streams: d.streams.length, relations: d.relations.length,
+      transcript: d.talks.length,
+      streams: d.streams.length,
+      relations: d.relations.length,
       unresolved: h('span', { class: open ? 'count bad' : 'count' }, `${open}/${d.unresolved.length}`),
       files: d.files.length,
     };
@@ -88,8 +117,14 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
     for (const [tab, label] of LEFT_TABS) {
       const on = state.leftTab === tab;
       const c = counts[tab];
-      leftTabs.append(h('button', { role: 'tab', id: `left-${tab}`, 'aria-controls': 'left-panel', 'aria-selected': String(on), tabindex: on ? '0' : '-1', 'data-left': tab },
-        label, c instanceof HTMLElement ? c : h('span', { class: 'count' }, String(c))));
+      leftTabs.append(
+        h(
+          'button',
+          { role: 'tab', id: `left-${tab}`, 'aria-controls': 'left-panel', 'aria-selected': String(on), tabindex: on ? '0' : '-1', 'data-left': tab },
+          label,
+          c instanceof HTMLElement ? c : h('span', { class: 'count' }, String(c)),
+        ),
+      );
     }
     leftPanel.setAttribute('aria-labelledby', `left-${state.leftTab}`);
   }
@@ -104,46 +139,185 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
         leftPanel.append(transcript.el);
         return;
       case 'streams':
-        leftPanel.append(h('table', { 'aria-label': 'Streams' },
-          h('thead', null, h('tr', null, ['Stream', 'Role', 'Parent', 'Records', 'Steps', 'First talk', 'Opened by'].map((c) => h('th', null, c)))),
-          h('tbody', null, d.streams.map((s) => h('tr', { 'data-stream': s.name },
-            h('td', null, h('button', { class: 'linkbtn', 'data-goto': s.id }, s.label ?? s.name), s.label ? h('div', { class: 'faint mono' }, s.name) : null),
-            h('td', null, s.role), h('td', { class: 'mono' }, s.parent ?? '—'), h('td', { class: 'n' }, fmtCount(s.records)), h('td', { class: 'n' }, fmtCount(s.steps)),
-            h('td', null, s.talk ? h('button', { class: 'linkbtn', 'data-goto': s.talk }, `#${model.talkNo.get(s.talk) ?? '?'}`) : '—'),
-            h('td', null, s.opened_by.length ? s.opened_by.map((o) => h('div', null, h('button', { class: 'linkbtn', 'data-goto': o.step }, o.step), ' ', quality(o.quality))) : (s.role === 'main' ? '—' : badge('nothing names its start', 'q-unresolved'))))))));
+        leftPanel.append(
+          h(
+            'table',
+            { 'aria-label': 'Streams' },
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['Stream', 'Role', 'Parent', 'Records', 'Steps', 'First talk', 'Opened by'].map((c) => h('th', null, c)),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              d.streams.map((s) =>
+                h(
+                  'tr',
+                  { 'data-stream': s.name },
+                  h(
+                    'td',
+                    null,
+                    h('button', { class: 'linkbtn', 'data-goto': s.id }, s.label ?? s.name),
+                    s.label ? h('div', { class: 'faint mono' }, s.name) : null,
+                  ),
+                  h('td', null, s.role),
+                  h('td', { class: 'mono' }, s.parent ?? '—'),
+                  h('td', { class: 'n' }, fmtCount(s.records)),
+                  h('td', { class: 'n' }, fmtCount(s.steps)),
+                  h('td', null, s.talk ? h('button', { class: 'linkbtn', 'data-goto': s.talk }, `#${model.talkNo.get(s.talk) ?? '?'}`) : '—'),
+                  h(
+                    'td',
+                    null,
+                    s.opened_by.length
+                      ? s.opened_by.map((o) => h('div', null, h('button', { class: 'linkbtn', 'data-goto': o.step }, o.step), ' ', quality(o.quality)))
+                      : s.role === 'main'
+                        ? '—'
+                        : badge('nothing names its start', 'q-unresolved'),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        );
         return;
       case 'relations':
-        leftPanel.append(d.relations.length ? h('table', { 'aria-label': 'Relations' },
-          h('thead', null, h('tr', null, ['Type', 'From', 'To', 'Quality', 'Via'].map((c) => h('th', null, c)))),
-          h('tbody', null, d.relations.map((r) => h('tr', null, h('td', { class: 'mono' }, r.type),
-            h('td', null, h('button', { class: 'linkbtn', 'data-goto': r.from }, r.from)), h('td', null, h('button', { class: 'linkbtn', 'data-goto': r.to }, r.to)),
-            h('td', null, quality(r.quality)), h('td', { class: 'muted' }, r.via)))))
-          : h('p', { class: 'muted pad' }, 'No relations.'));
+        leftPanel.append(
+          d.relations.length
+            ? h(
+                'table',
+                { 'aria-label': 'Relations' },
+                h(
+                  'thead',
+                  null,
+                  h(
+                    'tr',
+                    null,
+                    ['Type', 'From', 'To', 'Quality', 'Via'].map((c) => h('th', null, c)),
+                  ),
+                ),
+                h(
+                  'tbody',
+                  null,
+                  d.relations.map((r) =>
+                    h(
+                      'tr',
+                      null,
+                      h('td', { class: 'mono' }, r.type),
+                      h('td', null, h('button', { class: 'linkbtn', 'data-goto': r.from }, r.from)),
+                      h('td', null, h('button', { class: 'linkbtn', 'data-goto': r.to }, r.to)),
+                      h('td', null, quality(r.quality)),
+                      h('td', { class: 'muted' }, r.via),
+                    ),
+                  ),
+                ),
+              )
+            : h('p', { class: 'muted pad' }, 'No relations.'),
+        );
         return;
       case 'unresolved':
-        leftPanel.append(d.unresolved.length ? h('table', { 'aria-label': 'Unresolved references' },
-          h('thead', null, h('tr', null, ['State', 'Kind', 'Reference', 'Reason', 'Where'].map((c) => h('th', null, c)))),
-          h('tbody', null, d.unresolved.map((u) => {
-            const at = [...model.unresolvedAt].find(([, l]) => l.includes(u))?.[0];
-            return h('tr', { 'data-unresolved': u.id }, h('td', null, badge(u.state, `u-${u.state}`)), h('td', { class: 'mono' }, u.kind), h('td', { class: 'mono' }, u.ref),
-              h('td', null, u.reason), h('td', null, at ? h('button', { class: 'linkbtn', 'data-goto': at }, at) : h('span', { class: 'faint' }, 'no step of this document')));
-          })))
-          : h('p', { class: 'muted pad' }, 'Every reference was resolved.'));
+        leftPanel.append(
+          d.unresolved.length
+            ? h(
+                'table',
+                { 'aria-label': 'Unresolved references' },
+                h(
+                  'thead',
+                  null,
+                  h(
+                    'tr',
+                    null,
+                    ['State', 'Kind', 'Reference', 'Reason', 'Where'].map((c) => h('th', null, c)),
+                  ),
+                ),
+                h(
+                  'tbody',
+                  null,
+                  d.unresolved.map((u) => {
+                    const at = [...model.unresolvedAt].find(([, l]) => l.includes(u))?.[0];
+                    return h(
+                      'tr',
+                      { 'data-unresolved': u.id },
+                      h('td', null, badge(u.state, `u-${u.state}`)),
+                      h('td', { class: 'mono' }, u.kind),
+                      h('td', { class: 'mono' }, u.ref),
+                      h('td', null, u.reason),
+                      h('td', null, at ? h('button', { class: 'linkbtn', 'data-goto': at }, at) : h('span', { class: 'faint' }, 'no step of this document')),
+                    );
+                  }),
+                ),
+              )
+            : h('p', { class: 'muted pad' }, 'Every reference was resolved.'),
+        );
         return;
       case 'files':
         leftPanel.append(
           h('div', { class: 'section-title' }, `Rounds (${d.rounds.length})`),
-          h('table', { 'aria-label': 'Rounds' }, h('thead', null, h('tr', null, ['Round', 'Digest', 'Sequences', 'Record times (UTC)', 'Verified'].map((c) => h('th', null, c)))),
-            h('tbody', null, d.rounds.map((r) => h('tr', null, h('td', { class: 'n' }, String(r.round)), h('td', { class: 'mono' }, short(r.digest)),
-              h('td', { class: 'mono' }, r.from_seq !== undefined ? `${r.from_seq}..${r.through_seq}` : '—'),
-              h('td', null, r.from_time !== undefined ? `${fmtIso(r.from_time)} → ${fmtIso(r.through_time)}` : '—'),
-              h('td', null, badge(r.verified ? 'verified' : 'not verified', r.verified ? 's-verified' : 's-mismatch')))))),
+          h(
+            'table',
+            { 'aria-label': 'Rounds' },
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['Round', 'Digest', 'Sequences', 'Record times (UTC)', 'Verified'].map((c) => h('th', null, c)),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              d.rounds.map((r) =>
+                h(
+                  'tr',
+                  null,
+                  h('td', { class: 'n' }, String(r.round)),
+                  h('td', { class: 'mono' }, short(r.digest)),
+                  h('td', { class: 'mono' }, r.from_seq !== undefined ? `${r.from_seq}..${r.through_seq}` : '—'),
+                  h('td', null, r.from_time !== undefined ? `${fmtIso(r.from_time)} → ${fmtIso(r.through_time)}` : '—'),
+                  h('td', null, badge(r.verified ? 'verified' : 'not verified', r.verified ? 's-verified' : 's-mismatch')),
+                ),
+              ),
+            ),
+          ),
           h('div', { class: 'section-title' }, `Files (${d.files.length})`),
-          h('table', { 'aria-label': 'Files' }, h('thead', null, h('tr', null, ['File', 'Kind', 'Seq / round', 'Stream / run', 'Lines', 'Bytes', 'Digest', 'Verified'].map((c) => h('th', null, c)))),
-            h('tbody', null, d.files.map((f) => h('tr', null, h('td', { class: 'mono' }, f.file.split('/').pop()!), h('td', null, f.kind),
-              h('td', { class: 'n' }, String(f.seq ?? f.round ?? '—')), h('td', { class: 'mono' }, f.stream ?? f.run ?? '—'),
-              h('td', { class: 'n' }, fmtCount(f.lines)), h('td', { class: 'n' }, fmtBytes(f.bytes)), h('td', { class: 'mono' }, short(f.digest)),
-              h('td', null, badge(f.verified ? 'verified' : 'not verified', f.verified ? 's-verified' : 's-mismatch')))))));
+          h(
+            'table',
+            { 'aria-label': 'Files' },
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['File', 'Kind', 'Seq / round', 'Stream / run', 'Lines', 'Bytes', 'Digest', 'Verified'].map((c) => h('th', null, c)),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              d.files.map((f) =>
+                h(
+                  'tr',
+                  null,
+                  h('td', { class: 'mono' }, f.file.split('/').pop()!),
+                  h('td', null, f.kind),
+                  h('td', { class: 'n' }, String(f.seq ?? f.round ?? '—')),
+                  h('td', { class: 'mono' }, f.stream ?? f.run ?? '—'),
+                  h('td', { class: 'n' }, fmtCount(f.lines)),
+                  h('td', { class: 'n' }, fmtBytes(f.bytes)),
+                  h('td', { class: 'mono' }, short(f.digest)),
+                  h('td', null, badge(f.verified ? 'verified' : 'not verified', f.verified ? 's-verified' : 's-mismatch')),
+                ),
+              ),
+            ),
+          ),
+        );
         return;
     }
   }
@@ -153,7 +327,10 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
     state.selected = target;
     state.evidence = 0;
     if (model.nodes.has(target)) {
-      if (state.leftTab !== 'transcript' && opts.reveal) { state.leftTab = 'transcript'; drawLeft(); }
+      if (state.leftTab !== 'transcript' && opts.reveal) {
+        state.leftTab = 'transcript';
+        drawLeft();
+      }
       const e = model.nodes.get(target)!;
       if (opts.reveal || e.node.kind === 'talk') transcript.reveal(target);
       transcript.markSelected();
@@ -189,9 +366,16 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   document.addEventListener('keydown', (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || (e.target as HTMLElement).closest('input, textarea')) return;
     const tabs: Record<string, UiState['inspectorTab']> = { 1: 'details', 2: 'relations', 3: 'evidence', 4: 'raw' };
-    if (tabs[e.key]) { inspector.show(tabs[e.key]!); e.preventDefault(); }
-    else if (e.key === 't') { (timeline.el.querySelector('canvas') as HTMLElement).focus(); e.preventDefault(); }
-    else if (e.key === 'Escape') { const s = state.selected; if (s) transcript.focus(s); }
+    if (tabs[e.key]) {
+      inspector.show(tabs[e.key]!);
+      e.preventDefault();
+    } else if (e.key === 't') {
+      (timeline.el.querySelector('canvas') as HTMLElement).focus();
+      e.preventDefault();
+    } else if (e.key === 'Escape') {
+      const s = state.selected;
+      if (s) transcript.focus(s);
+    }
   });
 
   function drawAll(): void {
@@ -213,7 +397,12 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   }
   window.__aszView = { firstRenderMs: performance.now(), renders: 1 };
   document.body.dataset.ready = 'conversation';
-  void getJson<Glossary>('/api/glossary').then((g) => { if (g.status === 200) { glossary = g.body; inspector.render(); } });
+  void getJson<Glossary>('/api/glossary').then((g) => {
+    if (g.status === 200) {
+      glossary = g.body;
+      inspector.render();
+    }
+  });
 
   let seenHead: string | undefined;
   return {

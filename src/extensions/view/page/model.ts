@@ -38,14 +38,16 @@ export interface UiState {
 function nodeFor(u: ViewUnresolved, m: Pick<Model, 'nodes' | 'streams'>): string | undefined {
   const part = u.ref.replace(/\//g, '_');
   switch (u.kind) {
-    case 'tool_result': return m.nodes.has(`tool/${part}`) ? `tool/${part}` : undefined;
+    case 'tool_result':
+      return m.nodes.has(`tool/${part}`) ? `tool/${part}` : undefined;
     case 'child_stream':
     case 'notified_child':
     case 'spawn_of_child': {
       const s = m.streams.get(`stream/${part}`);
       return s?.talk;
     }
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -56,7 +58,10 @@ export function indexDoc(id: string, doc: ViewDocument): Model {
     for (const c of n.children ?? []) walk(c, talk, root, depth + 1);
   };
   const talkNo = new Map<string, number>();
-  doc.talks.forEach((t, i) => { talkNo.set(t.id, i + 1); walk(t, t.id, t.id, 0); });
+  doc.talks.forEach((t, i) => {
+    talkNo.set(t.id, i + 1);
+    walk(t, t.id, t.id, 0);
+  });
   for (const l of doc.loose) walk(l, undefined, l.id, 0);
   const streams = new Map(doc.streams.map((s) => [s.id, s]));
   const segments = new Map(doc.segments.map((s) => [s.id, s]));

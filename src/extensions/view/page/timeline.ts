@@ -16,12 +16,27 @@ export interface TimelineHost {
 
 /** The policy's idle gap: a longer pause is drawn compressed, with its length written on it. */
 const GAP_MS = 10 * 60 * 1000;
-const LEFT = 120, RIGHT = 12, TOP = 18, LANE = 22, AXIS = 18, MAX_LANES = 8;
+const LEFT = 120,
+  RIGHT = 12,
+  TOP = 18,
+  LANE = 22,
+  AXIS = 18,
+  MAX_LANES = 8;
 
 const COLORS: Record<string, string> = {
-  'message.external': '#58a8ff', 'message.assistant': '#35c980', 'agent.output': '#35c980', tool: '#f4a641', 'agent.call': '#f4a641',
-  'llm.call': '#ac8cff', thinking: '#7c6bb3', 'runtime.notification': '#ef6eae', 'error.api': '#ff6f78', 'message.synthetic': '#ff6f78',
-  'agent.launch_ack': '#31c7bd', 'epoch.boundary': '#31c7bd', 'epoch.summary': '#31c7bd',
+  'message.external': '#58a8ff',
+  'message.assistant': '#35c980',
+  'agent.output': '#35c980',
+  tool: '#f4a641',
+  'agent.call': '#f4a641',
+  'llm.call': '#ac8cff',
+  thinking: '#7c6bb3',
+  'runtime.notification': '#ef6eae',
+  'error.api': '#ff6f78',
+  'message.synthetic': '#ff6f78',
+  'agent.launch_ack': '#31c7bd',
+  'epoch.boundary': '#31c7bd',
+  'epoch.summary': '#31c7bd',
 };
 
 /** A pause's length, short enough to sit under it. */
@@ -32,9 +47,26 @@ function gapText(ms: number): string {
   return h < 48 ? `${h}h ${String(m % 60).padStart(2, '0')}m` : `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
-interface Piece { t0: number; t1: number; x0: number; x1: number; gap: boolean }
-interface Bar { id: string; lane: number; from: number; to: number; child: boolean; label: string }
-interface Tick { t: number; lane: number; color: string }
+interface Piece {
+  t0: number;
+  t1: number;
+  x0: number;
+  x1: number;
+  gap: boolean;
+}
+interface Bar {
+  id: string;
+  lane: number;
+  from: number;
+  to: number;
+  child: boolean;
+  label: string;
+}
+interface Tick {
+  t: number;
+  lane: number;
+  color: string;
+}
 
 export class Timeline {
   readonly el: HTMLElement;
@@ -48,9 +80,19 @@ export class Timeline {
 
   constructor(private readonly host: TimelineHost) {
     this.canvas = h('canvas', { tabindex: '0', role: 'img' });
-    this.el = h('div', { class: 'timeline', 'data-testid': 'timeline', title: 'Talks as bars, steps as ticks, segment windows shaded; a pause over 10 minutes is drawn as a narrow ⋯ gap with its length' }, this.canvas);
+    this.el = h(
+      'div',
+      {
+        class: 'timeline',
+        'data-testid': 'timeline',
+        title: 'Talks as bars, steps as ticks, segment windows shaded; a pause over 10 minutes is drawn as a narrow ⋯ gap with its length',
+      },
+      this.canvas,
+    );
     this.canvas.addEventListener('click', (e) => this.onClick(e));
-    this.canvas.addEventListener('mousemove', (e) => { this.canvas.title = this.barAt(e)?.label ?? ''; });
+    this.canvas.addEventListener('mousemove', (e) => {
+      this.canvas.title = this.barAt(e)?.label ?? '';
+    });
     this.canvas.addEventListener('keydown', (e) => this.onKey(e));
     new ResizeObserver(() => this.draw()).observe(this.el);
   }
@@ -61,7 +103,7 @@ export class Timeline {
     const streams = m.doc.streams;
     this.laneOf.clear();
     if (streams.length <= MAX_LANES) {
-      this.lanes = streams.map((s) => (s.name === 'main' ? 'main' : s.label ?? s.name));
+      this.lanes = streams.map((s) => (s.name === 'main' ? 'main' : (s.label ?? s.name)));
       streams.forEach((s, i) => this.laneOf.set(s.name, i));
     } else {
       const children = streams.filter((s) => s.role !== 'main');
@@ -82,17 +124,30 @@ export class Timeline {
     for (const t of m.doc.talks) {
       const lane = this.laneOf.get(t.stream ?? 'main') ?? 0;
       if (t.from !== undefined) {
-        this.bars.push({ id: t.id, lane, from: t.from, to: t.to ?? t.from, child: !!t.child, label: `#${m.talkNo.get(t.id)} ${t.label ?? '(no input recorded)'}` });
+        this.bars.push({
+          id: t.id,
+          lane,
+          from: t.from,
+          to: t.to ?? t.from,
+          child: !!t.child,
+          label: `#${m.talkNo.get(t.id)} ${t.label ?? '(no input recorded)'}`,
+        });
         times.push(t.from, t.to ?? t.from);
       }
       walk(t, lane);
     }
     for (const l of m.doc.loose) walk(l, this.laneOf.get(l.stream ?? 'main') ?? 0);
-    for (const s of m.doc.segments) { if (s.from !== undefined) times.push(s.from); if (s.to !== undefined) times.push(s.to); }
+    for (const s of m.doc.segments) {
+      if (s.from !== undefined) times.push(s.from);
+      if (s.to !== undefined) times.push(s.to);
+    }
     times.sort((a, b) => a - b);
     this.scale(times);
     const talks = m.doc.talks.length;
-    this.canvas.setAttribute('aria-label', `Timeline: ${talks} talks on ${this.lanes.length} lanes, ${this.pieces.filter((p) => p.gap).length} gaps over 10 minutes. Left and Right arrows select the previous or next talk.`);
+    this.canvas.setAttribute(
+      'aria-label',
+      `Timeline: ${talks} talks on ${this.lanes.length} lanes, ${this.pieces.filter((p) => p.gap).length} gaps over 10 minutes. Left and Right arrows select the previous or next talk.`,
+    );
     this.draw();
   }
 
@@ -100,10 +155,14 @@ export class Timeline {
   private scale(times: number[]): void {
     this.pieces = [];
     if (!times.length) return;
-    let start = times[0]!, prev = times[0]!;
+    let start = times[0]!,
+      prev = times[0]!;
     const spans: { t0: number; t1: number }[] = [];
     for (const t of times) {
-      if (t - prev > GAP_MS) { spans.push({ t0: start, t1: prev }); start = t; }
+      if (t - prev > GAP_MS) {
+        spans.push({ t0: start, t1: prev });
+        start = t;
+      }
       prev = t;
     }
     spans.push({ t0: start, t1: prev });
@@ -123,13 +182,23 @@ export class Timeline {
     const minPx = Math.min(3, avail / Math.max(1, active.length));
     const raw = active.map((p) => (total > 0 ? ((p.t1 - p.t0) / total) * avail : avail / active.length));
     const extra = raw.reduce((a, r) => a + Math.max(0, minPx - r), 0);
-    const shrink = extra > 0 ? (avail - extra) / Math.max(1, raw.reduce((a, r) => a + (r > minPx ? r : 0), 0)) : 1;
+    const shrink =
+      extra > 0
+        ? (avail - extra) /
+          Math.max(
+            1,
+            raw.reduce((a, r) => a + (r > minPx ? r : 0), 0),
+          )
+        : 1;
     let x = LEFT;
     let k = 0;
     for (const p of this.pieces) {
       p.x0 = x;
       if (p.gap) x += gapPx;
-      else { const r = raw[k++]!; x += r < minPx ? minPx : r * shrink; }
+      else {
+        const r = raw[k++]!;
+        x += r < minPx ? minPx : r * shrink;
+      }
       p.x1 = x;
     }
   }
@@ -137,7 +206,8 @@ export class Timeline {
   private x(t: number): number {
     const ps = this.pieces;
     if (!ps.length) return LEFT;
-    let lo = 0, hi = ps.length - 1;
+    let lo = 0,
+      hi = ps.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (ps[mid]!.t1 < t) lo = mid + 1;
@@ -180,12 +250,16 @@ export class Timeline {
     // Segment windows, behind everything.
     for (const s of m.doc.segments) {
       if (s.from === undefined || s.to === undefined) continue;
-      const x0 = this.x(s.from), x1 = Math.max(this.x(s.to), x0 + 2);
+      const x0 = this.x(s.from),
+        x1 = Math.max(this.x(s.to), x0 + 2);
       g.fillStyle = s.state === 'open' ? 'rgba(49,199,189,0.10)' : 'rgba(88,168,255,0.10)';
       g.fillRect(x0, TOP - 4, x1 - x0, bottom - TOP + 4);
       g.fillStyle = 'rgba(49,199,189,0.8)';
       g.fillRect(x0, TOP - 4, x1 - x0, 2);
-      if (x1 - x0 > 60) { g.fillStyle = '#31c7bd'; g.fillText(`${s.id.replace(/^segment\//, '')} · ${s.state ?? ''}`, x0 + 3, 8); }
+      if (x1 - x0 > 60) {
+        g.fillStyle = '#31c7bd';
+        g.fillText(`${s.id.replace(/^segment\//, '')} · ${s.state ?? ''}`, x0 + 3, 8);
+      }
     }
     // Gaps, labelled with their length.
     for (const p of this.pieces) {
@@ -194,23 +268,37 @@ export class Timeline {
       g.fillRect(p.x0, TOP, p.x1 - p.x0, bottom - TOP);
       g.strokeStyle = '#263b55';
       g.setLineDash([3, 3]);
-      g.beginPath(); g.moveTo(p.x0 + 0.5, TOP); g.lineTo(p.x0 + 0.5, bottom); g.moveTo(p.x1 - 0.5, TOP); g.lineTo(p.x1 - 0.5, bottom); g.stroke();
+      g.beginPath();
+      g.moveTo(p.x0 + 0.5, TOP);
+      g.lineTo(p.x0 + 0.5, bottom);
+      g.moveTo(p.x1 - 0.5, TOP);
+      g.lineTo(p.x1 - 0.5, bottom);
+      g.stroke();
       g.setLineDash([]);
     }
     // Talks.
     const selTalk = this.selectedTalk();
     for (const b of this.bars) {
-      const x0 = this.x(b.from), x1 = Math.max(this.x(b.to), x0 + 3);
+      const x0 = this.x(b.from),
+        x1 = Math.max(this.x(b.to), x0 + 3);
       const y = laneY(b.lane) + 4;
       g.fillStyle = b.child ? 'rgba(172,140,255,0.35)' : 'rgba(88,168,255,0.35)';
       g.fillRect(x0, y, x1 - x0, LANE - 8);
-      if (b.id === selTalk) { g.strokeStyle = '#e9f0f8'; g.lineWidth = 1.5; g.strokeRect(x0 - 1, y - 1, x1 - x0 + 2, LANE - 6); g.lineWidth = 1; }
+      if (b.id === selTalk) {
+        g.strokeStyle = '#e9f0f8';
+        g.lineWidth = 1.5;
+        g.strokeRect(x0 - 1, y - 1, x1 - x0 + 2, LANE - 6);
+        g.lineWidth = 1;
+      }
     }
     // Steps.
     for (const t of this.ticks) {
       const x = Math.round(this.x(t.t)) + 0.5;
       g.strokeStyle = t.color;
-      g.beginPath(); g.moveTo(x, laneY(t.lane) + 6); g.lineTo(x, laneY(t.lane) + LANE - 6); g.stroke();
+      g.beginPath();
+      g.moveTo(x, laneY(t.lane) + 6);
+      g.lineTo(x, laneY(t.lane) + LANE - 6);
+      g.stroke();
     }
     // The axis: each gap's length under it, then where active stretches start, wherever they fit.
     const taken: [number, number][] = [];
@@ -233,7 +321,10 @@ export class Timeline {
     if (sel?.at !== undefined) {
       const x = Math.round(this.x(sel.at)) + 0.5;
       g.strokeStyle = '#31c7bd';
-      g.beginPath(); g.moveTo(x, TOP - 4); g.lineTo(x, bottom); g.stroke();
+      g.beginPath();
+      g.moveTo(x, TOP - 4);
+      g.lineTo(x, bottom);
+      g.stroke();
     }
   }
 
@@ -244,14 +335,20 @@ export class Timeline {
 
   private barAt(e: MouseEvent): Bar | undefined {
     const r = this.canvas.getBoundingClientRect();
-    const x = e.clientX - r.left, y = e.clientY - r.top;
+    const x = e.clientX - r.left,
+      y = e.clientY - r.top;
     const lane = Math.floor((y - TOP) / LANE);
-    let best: Bar | undefined, dist = Infinity;
+    let best: Bar | undefined,
+      dist = Infinity;
     for (const b of this.bars) {
       if (b.lane !== lane) continue;
-      const x0 = this.x(b.from), x1 = Math.max(this.x(b.to), x0 + 3);
+      const x0 = this.x(b.from),
+        x1 = Math.max(this.x(b.to), x0 + 3);
       const d = x < x0 ? x0 - x : x > x1 ? x - x1 : 0;
-      if (d < dist) { dist = d; best = b; }
+      if (d < dist) {
+        dist = d;
+        best = b;
+      }
     }
     return dist <= 12 ? best : undefined;
   }

@@ -14,8 +14,17 @@ export interface TranscriptHost {
 }
 
 function unresolvedRows(list: ViewUnresolved[] | undefined): HTMLElement[] {
-  return (list ?? []).map((u) => h('div', { class: `unres-inline${u.state === 'open' ? '' : ' settled'}`, 'data-unresolved': u.id },
-    badge(u.state, `u-${u.state}`), ' ', h('b', null, `unresolved ${u.kind}`), ` · ${u.reason} `, h('span', { class: 'faint mono' }, u.ref)));
+  return (list ?? []).map((u) =>
+    h(
+      'div',
+      { class: `unres-inline${u.state === 'open' ? '' : ' settled'}`, 'data-unresolved': u.id },
+      badge(u.state, `u-${u.state}`),
+      ' ',
+      h('b', null, `unresolved ${u.kind}`),
+      ` · ${u.reason} `,
+      h('span', { class: 'faint mono' }, u.ref),
+    ),
+  );
 }
 
 /** What a step's row says in one line. */
@@ -29,7 +38,8 @@ function summary(m: Model, n: ViewNode): HTMLElement[] {
     case 'llm.call': {
       const u = n.usage;
       out.push(h('span', { class: 'muted' }, `model call · ${a.fragments ?? '?'} fragment${a.fragments === 1 ? '' : 's'}`));
-      if (u) out.push(h('span', { class: 'faint mono' }, ` in ${u.in ?? 0} · out ${u.out ?? 0} · cache read ${u.cache_read ?? 0} · write ${u.cache_write ?? 0}`));
+      if (u)
+        out.push(h('span', { class: 'faint mono' }, ` in ${u.in ?? 0} · out ${u.out ?? 0} · cache read ${u.cache_read ?? 0} · write ${u.cache_write ?? 0}`));
       else out.push(badge(`usage ${String(a.usage ?? 'unavailable')}`, 's-unavailable'));
       break;
     }
@@ -38,7 +48,11 @@ function summary(m: Model, n: ViewNode): HTMLElement[] {
       out.push(h('b', null, n.name ?? String(a.name ?? 'tool')), h('span', { class: 'faint mono' }, ` ${oneLine(n.text, 120)}`));
       break;
     default:
-      out.push(n.text ? h('span', null, oneLine(n.text, 300)) : h('span', { class: 'faint' }, n.state ? `(content ${n.state})` : '(no text: its record is not readable)'));
+      out.push(
+        n.text
+          ? h('span', null, oneLine(n.text, 300))
+          : h('span', { class: 'faint' }, n.state ? `(content ${n.state})` : '(no text: its record is not readable)'),
+      );
   }
   return out;
 }
@@ -50,7 +64,14 @@ function metaOf(n: ViewNode): HTMLElement[] {
     out.push(badge(`result ${String(a.result ?? n.result_state ?? 'unavailable')}`, `s-${String(a.result ?? 'unavailable')}`));
     if (typeof a.result_join === 'string') out.push(quality(a.result_join)!);
     if (n.failed) out.push(badge('failed', 's-failed'));
-    if (n.request_to_result_ms !== undefined) out.push(h('span', { class: 'faint', title: 'time between the request record and the result record; not how long the tool ran' }, ` ${fmtDur(n.request_to_result_ms)} request→result`));
+    if (n.request_to_result_ms !== undefined)
+      out.push(
+        h(
+          'span',
+          { class: 'faint', title: 'time between the request record and the result record; not how long the tool ran' },
+          ` ${fmtDur(n.request_to_result_ms)} request→result`,
+        ),
+      );
     if (a.timing === 'unavailable') out.push(h('span', { class: 'faint' }, ' · timing unavailable'));
   } else if (n.state && n.state !== 'available') {
     out.push(badge(n.state, `s-${n.state}`));
@@ -95,18 +116,36 @@ export class Transcript {
     const unres = openUnresolvedIn(m, t);
     const seg = t.edges?.find((e) => e.type === 'in_segment');
     const stream = m.streams.get(`stream/${t.stream}`);
-    const head = h('div', { class: 'row', role: 'treeitem', 'aria-level': '1', 'aria-expanded': String(open), tabindex: '-1', 'data-id': t.id, 'data-kind': 'talk' },
+    const head = h(
+      'div',
+      { class: 'row', role: 'treeitem', 'aria-level': '1', 'aria-expanded': String(open), tabindex: '-1', 'data-id': t.id, 'data-kind': 'talk' },
       h('span', { class: 'tw', 'data-toggle': '1', 'aria-hidden': 'true' }, open ? '▾' : '▸'),
       h('span', { class: 'faint mono' }, `#${no}`),
-      h('span', { class: `stream-tag${t.stream === 'main' ? ' main' : ''}`, title: t.stream }, t.child ? `↳ ${streamLabel(m, t.stream)}` : streamLabel(m, t.stream)),
+      h(
+        'span',
+        { class: `stream-tag${t.stream === 'main' ? ' main' : ''}`, title: t.stream },
+        t.child ? `↳ ${streamLabel(m, t.stream)}` : streamLabel(m, t.stream),
+      ),
       h('span', { class: 'txt' }, t.label ? h('span', { class: 'label' }, oneLine(t.label, 200)) : h('span', { class: 'faint' }, '(no input recorded)')),
-      h('span', { class: 'meta' }, `${t.runs ?? 0} run${t.runs === 1 ? '' : 's'} · ${t.steps ?? 0} steps · ${t.tools ?? 0} tools`,
-        t.from !== undefined ? ` · ${fmtDur((t.to ?? t.from) - t.from)}` : ''),
+      h(
+        'span',
+        { class: 'meta' },
+        `${t.runs ?? 0} run${t.runs === 1 ? '' : 's'} · ${t.steps ?? 0} steps · ${t.tools ?? 0} tools`,
+        t.from !== undefined ? ` · ${fmtDur((t.to ?? t.from) - t.from)}` : '',
+      ),
       h('span', { class: 'badges' }, seg ? quality(seg.quality) : null, unres ? [' ', badge(`${unres} unresolved`, 'u-open')] : null),
-      h('span', { class: 'time' }, t.from !== undefined ? fmtTime(t.from) : 'no time'));
+      h('span', { class: 'time' }, t.from !== undefined ? fmtTime(t.from) : 'no time'),
+    );
     const card = h('div', { class: `talk${open ? ' open' : ''}${t.child ? ' child' : ''}`, 'data-talk': t.id }, head);
     if (t.child && stream?.opened_by.length) {
-      card.append(h('div', { class: 'reply' }, 'opened by ', stream.opened_by.map((o) => [h('button', { class: 'linkbtn', 'data-goto': o.step }, o.step), ' ', quality(o.quality)])));
+      card.append(
+        h(
+          'div',
+          { class: 'reply' },
+          'opened by ',
+          stream.opened_by.map((o) => [h('button', { class: 'linkbtn', 'data-goto': o.step }, o.step), ' ', quality(o.quality)]),
+        ),
+      );
     } else if (t.child) {
       card.append(h('div', { class: 'reply' }, badge('no step is known to have opened this stream', 'q-unresolved')));
     }
@@ -125,19 +164,32 @@ export class Transcript {
     const m = this.host.model();
     const kids = n.children ?? [];
     const closed = this.host.state.closed.has(n.id);
-    const row = h('div', {
-      class: 'row', role: 'treeitem', 'aria-level': String(level), tabindex: '-1', 'data-id': n.id, 'data-kind': n.kind,
-      'aria-expanded': kids.length ? String(!closed) : undefined,
-    },
-    h('span', { class: 'tw', 'data-toggle': kids.length ? '1' : undefined, 'aria-hidden': 'true' }, kids.length ? (closed ? '▸' : '▾') : ''),
-    h('span', { class: kindClass(n.kind) }, n.kind),
-    h('span', { class: 'txt' }, summary(m, n)),
-    h('span', { class: 'meta' }, metaOf(n)),
-    h('span', { class: 'time' }, fmtTime(n.at)));
+    const row = h(
+      'div',
+      {
+        class: 'row',
+        role: 'treeitem',
+        'aria-level': String(level),
+        tabindex: '-1',
+        'data-id': n.id,
+        'data-kind': n.kind,
+        'aria-expanded': kids.length ? String(!closed) : undefined,
+      },
+      h('span', { class: 'tw', 'data-toggle': kids.length ? '1' : undefined, 'aria-hidden': 'true' }, kids.length ? (closed ? '▸' : '▾') : ''),
+      h('span', { class: kindClass(n.kind) }, n.kind),
+      h('span', { class: 'txt' }, summary(m, n)),
+      h('span', { class: 'meta' }, metaOf(n)),
+      h('span', { class: 'time' }, fmtTime(n.at)),
+    );
     row.style.paddingLeft = `${12 + (level - 2) * 18}px`;
     into.append(row);
     if ((n.kind === 'tool' || n.kind === 'agent.call') && n.result !== undefined) {
-      const r = h('div', { class: 'row faint', 'data-result-of': n.id, 'aria-hidden': 'true' }, h('span', { class: 'tw' }), h('span', { class: 'txt mono' }, `⇐ ${oneLine(n.result, 200)}`));
+      const r = h(
+        'div',
+        { class: 'row faint', 'data-result-of': n.id, 'aria-hidden': 'true' },
+        h('span', { class: 'tw' }),
+        h('span', { class: 'txt mono' }, `⇐ ${oneLine(n.result, 200)}`),
+      );
       r.style.paddingLeft = `${12 + (level - 2) * 18 + 22}px`;
       into.append(r);
     }
@@ -152,7 +204,10 @@ export class Transcript {
   redrawTalk(id: string): void {
     const old = this.el.querySelector(`[data-talk="${CSS.escape(id)}"]`);
     const t = this.host.model().doc.talks.find((x) => x.id === id);
-    if (!old || !t) { this.render(); return; }
+    if (!old || !t) {
+      this.render();
+      return;
+    }
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.id;
     old.replaceWith(this.talkCard(t));
     this.markSelected();
@@ -164,7 +219,10 @@ export class Transcript {
     const sel = this.host.state.selected;
     if (!sel) return;
     const row = this.rowOf(sel);
-    if (row) { row.classList.add('selected'); row.setAttribute('aria-selected', 'true'); }
+    if (row) {
+      row.classList.add('selected');
+      row.setAttribute('aria-selected', 'true');
+    }
   }
 
   rowOf(id: string): HTMLElement | null {
@@ -221,7 +279,10 @@ export class Transcript {
   private onClick(e: MouseEvent): void {
     const t = e.target as HTMLElement;
     const goto = t.closest<HTMLElement>('[data-goto]');
-    if (goto) { this.host.select(goto.dataset.goto!, { reveal: true, focus: true }); return; }
+    if (goto) {
+      this.host.select(goto.dataset.goto!, { reveal: true, focus: true });
+      return;
+    }
     const row = t.closest<HTMLElement>('.row[data-id]');
     if (!row) return;
     const id = row.dataset.id!;
@@ -236,19 +297,33 @@ export class Transcript {
     const rows = [...this.el.querySelectorAll<HTMLElement>('.row[data-id]')];
     const i = rows.indexOf(row);
     const id = row.dataset.id!;
-    const go = (r: HTMLElement | undefined) => { if (r) this.focus(r.dataset.id!); };
+    const go = (r: HTMLElement | undefined) => {
+      if (r) this.focus(r.dataset.id!);
+    };
     switch (e.key) {
-      case 'ArrowDown': case 'j': go(rows[i + 1]); break;
-      case 'ArrowUp': case 'k': go(rows[i - 1]); break;
-      case 'Home': go(rows[0]); break;
-      case 'End': go(rows[rows.length - 1]); break;
-      case 'ArrowRight': case 'l': {
+      case 'ArrowDown':
+      case 'j':
+        go(rows[i + 1]);
+        break;
+      case 'ArrowUp':
+      case 'k':
+        go(rows[i - 1]);
+        break;
+      case 'Home':
+        go(rows[0]);
+        break;
+      case 'End':
+        go(rows[rows.length - 1]);
+        break;
+      case 'ArrowRight':
+      case 'l': {
         const open = this.isOpen(id);
         if (open === false) this.toggle(id);
         else if (open) go(rows[i + 1]);
         break;
       }
-      case 'ArrowLeft': case 'h': {
+      case 'ArrowLeft':
+      case 'h': {
         const open = this.isOpen(id);
         if (open) this.toggle(id);
         else {
@@ -257,11 +332,13 @@ export class Transcript {
         }
         break;
       }
-      case 'Enter': case ' ':
+      case 'Enter':
+      case ' ':
         if (row.dataset.kind === 'talk') this.toggle(id);
         this.host.select(id, { focus: true });
         break;
-      default: return;
+      default:
+        return;
     }
     e.preventDefault();
   }

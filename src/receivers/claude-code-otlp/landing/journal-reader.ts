@@ -8,7 +8,17 @@ import { join } from 'node:path';
 import { formatKv } from '../../../storage/kv-text.js';
 import { listDir } from '../../../storage/layout.js';
 import { replaceAtomically } from '../../../storage/write-once.js';
-import { FRAME_BYTES, LANDED_STATE, keepAside, nextGoodEntry, readEntry, readFileRange, segmentBase, segmentName, type JournalEntry } from '../journal-format.js';
+import {
+  FRAME_BYTES,
+  LANDED_STATE,
+  keepAside,
+  nextGoodEntry,
+  readEntry,
+  readFileRange,
+  segmentBase,
+  segmentName,
+  type JournalEntry,
+} from '../journal-format.js';
 import type { LandLog } from './messages.js';
 
 /**
@@ -38,7 +48,13 @@ export class JournalReader {
   private damaged = 0;
   private bases: number[] = [];
 
-  constructor(private readonly journalDir: string, from: number, to: number, private readonly log: LandLog, private readonly readBytes = READ_BYTES) {
+  constructor(
+    private readonly journalDir: string,
+    from: number,
+    to: number,
+    private readonly log: LandLog,
+    private readonly readBytes = READ_BYTES,
+  ) {
     this.readPos = from;
     this.durableEnd = to;
     this.landedThrough = from;
@@ -62,7 +78,10 @@ export class JournalReader {
   }
 
   listSegments(): void {
-    this.bases = listDir(this.journalDir).map(segmentBase).filter((b): b is number => b !== undefined).sort((a, b) => a - b);
+    this.bases = listDir(this.journalDir)
+      .map(segmentBase)
+      .filter((b): b is number => b !== undefined)
+      .sort((a, b) => a - b);
   }
 
   /**
@@ -135,7 +154,11 @@ export class JournalReader {
       if (next < 0 && !last) {
         // The end of a segment before the next began: a write cut short by a crash just after the
         // journal moved to a new segment, synced by nothing, so never answered.
-        this.log('warn', `the receiver's journal segment ${segmentName(base)} ends in ${to - off} bytes of an incomplete write, never answered; skipped`, { segment: segmentName(base), position: readPos + off, bytes: to - off });
+        this.log('warn', `the receiver's journal segment ${segmentName(base)} ends in ${to - off} bytes of an incomplete write, never answered; skipped`, {
+          segment: segmentName(base),
+          position: readPos + off,
+          bytes: to - off,
+        });
         keepAside(this.journalDir, base, readPos + off, whole.subarray(off, to));
       } else {
         this.quarantine(base, readPos, whole, off, to, r.short ? 'an entry runs past the end of what was written' : r.reason);
@@ -150,7 +173,11 @@ export class JournalReader {
       // The file ends before the next segment begins (see above): nothing was ever written there.
       if (this.readPos < segEnd) {
         if (last) {
-          this.log('error', `the receiver's journal segment ${segmentName(base)} ends at ${this.readPos}, before the synced end ${segEnd}; whatever was there is lost`, { segment: segmentName(base) });
+          this.log(
+            'error',
+            `the receiver's journal segment ${segmentName(base)} ends at ${this.readPos}, before the synced end ${segEnd}; whatever was there is lost`,
+            { segment: segmentName(base) },
+          );
           this.damaged++;
         }
         this.readPos = segEnd;
@@ -162,13 +189,23 @@ export class JournalReader {
   /** Moves `landed.state` to `through` (the first entry not landed), and removes the segments wholly before it. */
   checkpoint(through: number): void {
     if (through === this.landedThrough) return;
-    replaceAtomically(join(this.journalDir, LANDED_STATE), formatKv([['schema', 1], ['landed_through', through]]));
+    replaceAtomically(
+      join(this.journalDir, LANDED_STATE),
+      formatKv([
+        ['schema', 1],
+        ['landed_through', through],
+      ]),
+    );
     this.landedThrough = through;
     this.listSegments();
     // A segment goes once the next one starts at or before the landed position; the last one is the writer's.
     const bases = this.bases;
     for (let i = 0; i + 1 < bases.length && bases[i + 1]! <= through; i++) {
-      try { unlinkSync(join(this.journalDir, segmentName(bases[i]!))); } catch { /* gone */ }
+      try {
+        unlinkSync(join(this.journalDir, segmentName(bases[i]!)));
+      } catch {
+        /* gone */
+      }
     }
     this.listSegments();
   }
@@ -182,8 +219,15 @@ export class JournalReader {
     const position = bufAt + from;
     const path = keepAside(this.journalDir, base, position, buf.subarray(from, to));
     this.damaged++;
-    this.log('error', `the receiver's journal holds ${to - from} bytes at position ${position} that cannot be landed (${reason}); they were skipped, and a copy is in ${path}`, {
-      segment: segmentName(base), position, bytes: to - from, reason,
-    });
+    this.log(
+      'error',
+      `the receiver's journal holds ${to - from} bytes at position ${position} that cannot be landed (${reason}); they were skipped, and a copy is in ${path}`,
+      {
+        segment: segmentName(base),
+        position,
+        bytes: to - from,
+        reason,
+      },
+    );
   }
 }

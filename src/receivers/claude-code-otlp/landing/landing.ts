@@ -58,7 +58,10 @@ export class Landing {
   private running = false;
   private readonly deferred: WorkerRequest[] = [];
 
-  constructor(private readonly init: LandWorkerInit, private readonly deps: LandingDeps) {
+  constructor(
+    private readonly init: LandWorkerInit,
+    private readonly deps: LandingDeps,
+  ) {
     this.log = (level, msg, fields) => deps.post({ op: 'log', level, msg, fields });
     this.reader = new JournalReader(init.journalDir, init.from, init.to, this.log);
     this.sessions = new SessionWriter(init.root, this.log);
@@ -98,7 +101,9 @@ export class Landing {
     } else if (m.op === 'rescan-spool') {
       try {
         this.spool.scan();
-      } catch { /* counted again next time */ }
+      } catch {
+        /* counted again next time */
+      }
       this.progress();
       this.deps.post({ op: 'reply', id: m.id, ok: true });
     } else {
@@ -170,7 +175,9 @@ export class Landing {
       try {
         this.sessions.flush();
         this.spool.flush();
-      } catch { /* the next flush tries again */ }
+      } catch {
+        /* the next flush tries again */
+      }
     }, QUIET_MS);
   }
 
@@ -185,14 +192,20 @@ export class Landing {
       try {
         finish = this.sessions.prepare(round, session, sw);
       } catch (err) {
-        this.log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${(err as Error).message}`, { session });
+        this.log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${(err as Error).message}`, {
+          session,
+        });
         continue;
       }
       if (!finish) {
         if (!sw.waitingSince) sw.waitingSince = now;
         if (!sw.warned && now - sw.waitingSince >= this.init.lockWaitMs) {
           sw.warned = true;
-          this.log('warn', `session ${session} is locked by another collector (${sessionLockPath(this.init.root, session)}); its ${sw.records} records wait in the journal until it is free`, { session, records: sw.records });
+          this.log(
+            'warn',
+            `session ${session} is locked by another collector (${sessionLockPath(this.init.root, session)}); its ${sw.records} records wait in the journal until it is free`,
+            { session, records: sw.records },
+          );
         }
         continue;
       }
@@ -216,10 +229,11 @@ export class Landing {
         finishers.push(() => {
           const failed = finish();
           work.spool = failed.concat(work.spool);
-          for (const w of taken) if (!failed.includes(w)) {
-            work.bytes -= w.body.length;
-            this.landedSpoolFiles++;
-          }
+          for (const w of taken)
+            if (!failed.includes(w)) {
+              work.bytes -= w.body.length;
+              this.landedSpoolFiles++;
+            }
         });
       }
     }
@@ -231,8 +245,15 @@ export class Landing {
   private progress(): void {
     const r = this.reader;
     this.deps.post({
-      op: 'progress', landedThrough: r.landedThrough, readThrough: r.durableEnd, spoolBytes: this.spool.bytes, files: this.landedFiles,
-      records: this.landedRecords, spoolFiles: this.landedSpoolFiles, damaged: r.takeDamaged(), waitingSessions: this.work.sessions.size,
+      op: 'progress',
+      landedThrough: r.landedThrough,
+      readThrough: r.durableEnd,
+      spoolBytes: this.spool.bytes,
+      files: this.landedFiles,
+      records: this.landedRecords,
+      spoolFiles: this.landedSpoolFiles,
+      damaged: r.takeDamaged(),
+      waitingSessions: this.work.sessions.size,
     });
     this.landedFiles = this.landedRecords = this.landedSpoolFiles = 0;
   }

@@ -49,4 +49,3 @@ export type WorkerMessage =
 
 /** How the landing classes say something: sent to the request thread, which logs it. */
 export type LandLog = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
-

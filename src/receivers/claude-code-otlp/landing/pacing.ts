@@ -39,7 +39,10 @@ export class Pacing {
   lastRoundFull = false;
 
   /** `shared` is the request thread's BigInt64Array of PACE_SLOTS; times are monotonicMs(). */
-  constructor(shared: SharedArrayBuffer, private readonly paceBelowBytes: number) {
+  constructor(
+    shared: SharedArrayBuffer,
+    private readonly paceBelowBytes: number,
+  ) {
     this.pace = new BigInt64Array(shared);
   }
 

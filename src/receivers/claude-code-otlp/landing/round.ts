@@ -79,7 +79,11 @@ export class Round {
           f.error = err as Error;
         }
       }
-      try { unlinkSync(f.tmp); } catch { /* never created */ }
+      try {
+        unlinkSync(f.tmp);
+      } catch {
+        /* never created */
+      }
     }
     const dirList = [...dirs];
     for (let i = 0; i < dirList.length; i += OPEN_AT_ONCE) {
@@ -106,10 +110,19 @@ export class Round {
       }
       f.parts = [];
     }
-    const failed = await inFlight(files.filter((f) => f.fd !== undefined && !f.error), SYNCS_AT_ONCE, (f) => fsyncAsync(f.fd!));
+    const failed = await inFlight(
+      files.filter((f) => f.fd !== undefined && !f.error),
+      SYNCS_AT_ONCE,
+      (f) => fsyncAsync(f.fd!),
+    );
     for (const [f, err] of failed) f.error = err;
     for (const f of files) {
-      if (f.fd !== undefined) try { closeSync(f.fd); } catch { /* closed */ }
+      if (f.fd !== undefined)
+        try {
+          closeSync(f.fd);
+        } catch {
+          /* closed */
+        }
       f.fd = undefined;
     }
   }

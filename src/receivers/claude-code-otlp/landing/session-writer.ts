@@ -41,7 +41,11 @@ export const MAX_SESSIONS = 10_000;
 export class SessionWriter {
   private readonly sessions = new Map<string, SessionCache>();
 
-  constructor(private readonly root: string, private readonly log: LandLog, private readonly clockNs: () => bigint = nowNs) {}
+  constructor(
+    private readonly root: string,
+    private readonly log: LandLog,
+    private readonly clockNs: () => bigint = nowNs,
+  ) {}
 
   /** How many sessions are remembered. */
   get cached(): number {
@@ -103,8 +107,15 @@ export class SessionWriter {
       const seq = cache.nextSeq++;
       const stream = cache.streams.get(d.kind) ?? { ord: 0, next: 0, lastSeq: 0 };
       const header: Omit<Header, 'h' | 'schema'> = {
-        seq, at, kind: d.kind, adapter: OTLP_ADAPTER, dialect: DIALECT, src: d.src, session,
-        resource: JSON.parse(d.resourceJson) as unknown, scope: JSON.parse(d.scopeJson) as unknown,
+        seq,
+        at,
+        kind: d.kind,
+        adapter: OTLP_ADAPTER,
+        dialect: DIALECT,
+        src: d.src,
+        session,
+        resource: JSON.parse(d.resourceJson) as unknown,
+        scope: JSON.parse(d.scopeJson) as unknown,
       };
       // The Session Data layout of formats/session-data/encode.ts: header, records, and a closing
       // line with the count and the SHA-256 of every byte before it.
@@ -133,7 +144,9 @@ export class SessionWriter {
           // Nothing of this session counts as landed: every file is written again next round, after
           // what is on disk (a file that did land this round stays, so its records may land twice).
           this.sessions.delete(session);
-          this.log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${errors[0]!.message}`, { session });
+          this.log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${errors[0]!.message}`, {
+            session,
+          });
           return false;
         }
         cache.dirty = true;
@@ -161,14 +174,28 @@ export class SessionWriter {
     const dir = otlpDir(this.root, session);
     for (const [kind, s] of c.streams) {
       const cur: AppendCursor = {
-        kind: 'append', source: kind === 'otlp_log' ? 'otlp/logs' : 'otlp/traces', dev: 0, ino: 0, offset: s.next, ord: s.ord,
-        size: s.next, mtime: 0, last_seq: s.lastSeq, updated_at: c.lastAt, state: 'active',
+        kind: 'append',
+        source: kind === 'otlp_log' ? 'otlp/logs' : 'otlp/traces',
+        dev: 0,
+        ino: 0,
+        offset: s.next,
+        ord: s.ord,
+        size: s.next,
+        mtime: 0,
+        last_seq: s.lastSeq,
+        updated_at: c.lastAt,
+        state: 'active',
       };
       replaceAtomically(join(dir, `${kind}.cursor`), formatCursor(cur), { sync: false });
     }
     // The keys and order of storage/session-state.ts, keeping the local receiver's last_scan.
     const lastScan = parseKv(readTextOrEmpty(sessionStatePath(this.root, session))).get('last_scan');
-    const text = formatKv([['schema', 1], ['next_seq', c.nextSeq], ['liveness', 'unknown'], ['last_scan', lastScan]]);
+    const text = formatKv([
+      ['schema', 1],
+      ['next_seq', c.nextSeq],
+      ['liveness', 'unknown'],
+      ['last_scan', lastScan],
+    ]);
     replaceAtomically(sessionStatePath(this.root, session), text, { sync: false });
     c.stateText = text;
     c.dirty = false;

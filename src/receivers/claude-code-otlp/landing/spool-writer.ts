@@ -32,7 +32,10 @@ export class SpoolWriter {
   /** Numbers issued since spool.state was last written. */
   private dirty = false;
 
-  constructor(root: string, private readonly log: LandLog) {
+  constructor(
+    root: string,
+    private readonly log: LandLog,
+  ) {
     this.spool = new MetricsSpool(root);
   }
 
@@ -48,7 +51,12 @@ export class SpoolWriter {
     try {
       for (const name of listDir(this.dir)) {
         const m = RECEIVED_TEMP.exec(name);
-        if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) try { unlinkSync(this.spool.path(name)); } catch { /* gone */ }
+        if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1])))
+          try {
+            unlinkSync(this.spool.path(name));
+          } catch {
+            /* gone */
+          }
       }
       this.scan();
     } finally {
@@ -64,7 +72,11 @@ export class SpoolWriter {
       if (!ANY_SPOOL_FILE.test(name)) continue;
       const seq = MetricsSpool.receivedSeq(name);
       if (seq !== undefined) next = Math.max(next, seq + 1);
-      try { total += statSync(this.spool.path(name)).size; } catch { /* removed meanwhile */ }
+      try {
+        total += statSync(this.spool.path(name)).size;
+      } catch {
+        /* removed meanwhile */
+      }
     }
     this.bytes = total;
     this.nextSeq = Math.max(this.nextSeq, next);
@@ -104,10 +116,17 @@ export class SpoolWriter {
     return () => {
       try {
         if (contended) this.writeState();
-      } catch { /* written again at the next flush */ } finally {
+      } catch {
+        /* written again at the next flush */
+      } finally {
         lock.release();
       }
-      if (failed.length) this.log('error', `could not land ${failed.length} metrics requests in ${this.dir}; they stay in the journal and are tried again: ${firstError?.message ?? ''}`, { count: failed.length });
+      if (failed.length)
+        this.log(
+          'error',
+          `could not land ${failed.length} metrics requests in ${this.dir}; they stay in the journal and are tried again: ${firstError?.message ?? ''}`,
+          { count: failed.length },
+        );
       return failed;
     };
   }

@@ -5,7 +5,13 @@
 import { logsRequestGroups, tracesRequestGroups, type ResourceGroup } from '../../../otlp/requests.js';
 import { resourceHeader, scopeHeader, type PlainObject } from '../../../otlp/plain.js';
 import {
-  OTLP_LOGS_SRC, OTLP_TRACES_SRC, badSessionId, otlpLogRecordToSd, otlpSessionOf, otlpSpanToSd, type OtlpConverted,
+  OTLP_LOGS_SRC,
+  OTLP_TRACES_SRC,
+  badSessionId,
+  otlpLogRecordToSd,
+  otlpSessionOf,
+  otlpSpanToSd,
+  type OtlpConverted,
 } from '../../../adapters/claude-code/otlp-dialect.js';
 import type { JournalEntry } from '../journal-format.js';
 import { recordTail } from '../record-line.js';
@@ -86,7 +92,13 @@ export class WaitingWork {
     for (const d of work.drafts.values()) for (const t of d.tails) this.bytes -= t.length;
   }
 
-  private addGroups<T extends { attributes: PlainObject }>(entry: JournalEntry, groups: ResourceGroup<T>[], kind: OtlpKind, src: string, convert: (m: T) => OtlpConverted): void {
+  private addGroups<T extends { attributes: PlainObject }>(
+    entry: JournalEntry,
+    groups: ResourceGroup<T>[],
+    kind: OtlpKind,
+    src: string,
+    convert: (m: T) => OtlpConverted,
+  ): void {
     for (const g of groups) {
       const resourceJson = JSON.stringify(resourceHeader(g.resource));
       for (const sg of g.scopes) {
