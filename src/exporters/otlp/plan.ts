@@ -4,10 +4,10 @@
  * sessions one after another during a long first push. Metrics: the `_metrics/` spool by name.
  * Only names are listed here; files are read when their batch is built.
  */
-import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { listConversations, listRounds, CONVERSATIONS } from '../../storage/chain.js';
-import { listLanded } from '../../storage/landed-files.js';
-import { isSessionEntryName, parseLandedName } from '../../storage/layout.js';
+import { landedSessions, listLanded } from '../../storage/landed-files.js';
+import { parseLandedName } from '../../storage/layout.js';
 import { MetricsSpool, type MetricsSource } from '../../storage/metrics-spool.js';
 
 export interface PlannedFile {
@@ -15,18 +15,6 @@ export interface PlannedFile {
   path: string;
   format: 'sd' | 'sf' | 'metrics';
   session?: string;
-}
-
-/** Which spooled metrics a pipeline sends: the derived token usage, or what the receiver spooled. */
-
-function sessionDirs(root: string): string[] {
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && isSessionEntryName(e.name))
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
 }
 
 /** The first line of a file (a round's header), read in small pieces. */
@@ -87,7 +75,7 @@ export class ConversationSessions {
  * for this receiver.
  */
 export function planLogs(root: string, sent: ReadonlyMap<string, string>, conv: ConversationSessions): PlannedFile[] {
-  const sessions = sessionDirs(root)
+  const sessions = landedSessions(root)
     .map((session) => {
       const files = listLanded(root, session);
       let first = '~';

@@ -22,12 +22,12 @@
 import { dirname, join } from 'node:path';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import type { SdRecord } from '../../formats/session-data/types.js';
-import { listLanded, type LandedFileRef } from '../../storage/landed-files.js';
-import { isSessionEntryName, MAIN_STREAM, parseLandedName } from '../../storage/layout.js';
+import { landedSessions, listLanded, type LandedFileRef } from '../../storage/landed-files.js';
+import { MAIN_STREAM, parseLandedName } from '../../storage/layout.js';
 import { FileLock } from '../../storage/lock.js';
 import { writeOnce } from '../../storage/write-once.js';
 import { METRICS_DIR, MetricsSpool, receiptPath } from '../../storage/metrics-spool.js';
-import { readdirSync, readFileSync, existsSync, unlinkSync } from 'node:fs';
+import { readFileSync, existsSync, unlinkSync } from 'node:fs';
 import { encodeTokenUsage, type QuerySource, type Window } from '../../otlp/token-usage.js';
 import {
   applyReceipt,
@@ -81,17 +81,6 @@ export interface DeriveReport {
 const MINUTE = 60_000;
 const TOKENS = { input: 'in', output: 'out', cacheRead: 'cache_read', cacheCreation: 'cache_write' } as const;
 
-function sessions(root: string): string[] {
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && isSessionEntryName(e.name))
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
 const has = (r: SdRecord, flag: string) => r.flags?.includes(flag) ?? false;
 
 interface Call {
@@ -122,7 +111,7 @@ export async function deriveTokenUsage(o: DeriveOptions): Promise<DeriveReport> 
   };
   const now = o.now ?? Date.now;
   o.waiting ??= new Map();
-  const list = o.session ? [o.session] : sessions(o.root);
+  const list = o.session ? [o.session] : landedSessions(o.root);
   let rs: RootMetricsState | undefined;
   for (const session of list) {
     if (o.signal?.aborted) break;
