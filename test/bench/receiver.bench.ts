@@ -168,6 +168,8 @@ async function main(): Promise<void> {
           const m = process.memoryUsage();
           windows.push({ rss_mb: +(m.rss / MB).toFixed(1), heap_mb: +(m.heapUsed / MB).toFixed(1), req_per_s: +(r.requests / r.seconds).toFixed(1) });
         }
+        // What the windows accepted lands before the next case counts what landed: it would be counted as that case's.
+        if (!(await receiver.landed(300_000))) throw new Error('the sustained windows did not land within 300 s');
       }
       for (const transport of ['grpc', 'http'] as const) {
         if (only && !only.test(`${c.name}_${transport}`)) continue;
