@@ -301,6 +301,13 @@ function readService(
  * Parses, expands `${env:…}`, validates every section (through each component type's factory)
  * and applies defaults. Throws ConfigErrors listing every problem, each at its exact path.
  */
+/** The YAML library's words for a document that parses but cannot be turned into values. */
+function yamlValueProblem(err: unknown): string {
+  const m = (err as Error).message ?? String(err);
+  if (/excessive alias count/i.test(m)) return 'too many alias expansions (more than 1000); write the values out instead of nesting aliases';
+  return m.split('\n')[0]!;
+}
+
 export function parseConfig(text: string, env: NodeJS.ProcessEnv, file: string, registry: Registry): AszConfig {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length) {
@@ -308,7 +315,13 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv, file: string, 
     const where = e.linePos ? `:${e.linePos[0].line}:${e.linePos[0].col}` : '';
     throw new ConfigError(`${file}${where}`, `YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
   }
-  const parsed = (doc.toJS() ?? {}) as unknown;
+  let parsed: unknown;
+  try {
+    // maxAliasCount bounds an alias bomb (each alias expanding to many); an alias with no anchor also throws here.
+    parsed = (doc.toJS({ maxAliasCount: 1000 }) ?? {}) as unknown;
+  } catch (err) {
+    throw new ConfigError(file, `YAML: ${yamlValueProblem(err)}`);
+  }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError('(root)', `the configuration must be a mapping of ${TOP_KEYS.join(', ')}; got ${describe(parsed)}`);
   }

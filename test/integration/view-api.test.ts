@@ -220,6 +220,10 @@ describe('the view API on real Claude Code sessions', () => {
       expect(typeof nf.body.error).toBe('string');
     }
     expect((await get(`${url}/api/status`, { method: 'POST' })).status).toBe(405);
+    // A malformed percent-encoding is the client's mistake: 400 with the reason, not 500 (fuzz seed F4).
+    const bad = await get<{ error: string }>(`${url}/api/c/%E0%A4%A/view`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/decode/);
   });
 
   test('the glossary as aszcol glossary prints it', async () => {

@@ -329,4 +329,13 @@ describe('the pipeline YAML', () => {
     ]);
     expect(() => loadConfig('/nonexistent/aszcol.yaml', process.env, REGISTRY)).toThrow(/\/nonexistent\/aszcol\.yaml: cannot read the configuration/);
   });
+
+  test('an alias with no anchor and an alias bomb are configuration errors naming the file, not crashes (fuzz seeds F2, F3)', () => {
+    expect(problems('storage:\n  root: ./data\nextensions:\n  view:\n    endpoint: *nowhere\n')).toEqual([
+      expect.stringMatching(/^test\.yaml: YAML: Unresolved alias.*nowhere/),
+    ]);
+    const level = (name: string, of: string) => `${name}: &${name} [${Array(10).fill(of).join(',')}]\n`;
+    const bomb = level('a', '"x"') + level('b', '*a') + level('c', '*b') + level('d', '*c') + level('e', '*d') + 'storage:\n  root: ./data\n';
+    expect(problems(bomb)).toEqual(['test.yaml: YAML: too many alias expansions (more than 1000); write the values out instead of nesting aliases']);
+  });
 });

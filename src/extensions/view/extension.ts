@@ -109,6 +109,12 @@ export class ViewExtension {
       res.status(404).type('text').send('not found');
     });
     app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+      // Express's own refusals (a malformed percent-encoding in a path, say) carry their 4xx status.
+      const status = (err as { status?: unknown } | undefined)?.status;
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        res.status(status).json({ error: (err as Error).message });
+        return;
+      }
       if (err instanceof ViewUnavailable) {
         res.status(err.status).json({ error: err.message, ...(err.problems.length ? { problems: err.problems } : {}) });
         return;
