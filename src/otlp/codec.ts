@@ -6,7 +6,7 @@
 import { gunzip, inflate, gzip, type InputType } from 'node:zlib';
 import { promisify } from 'node:util';
 import { otlpTypes, requestType, responseType, type Signal, type Type } from './proto.js';
-import { otlpJsonToProtobuf, OtlpJsonError, toOtlpJson } from './json.js';
+import { jsonBodyText, otlpJsonToProtobuf, OtlpJsonError, toOtlpJson } from './json.js';
 import { validateMessage, WireError } from './wire.js';
 import { lazy } from '../util/lazy.js';
 
@@ -96,8 +96,15 @@ export function checkedRequest(signal: Signal, body: Buffer, format: BodyFormat)
   let bytes: Buffer;
   if (format === 'json') {
     let json: unknown;
+    let text: string;
     try {
-      json = JSON.parse(body.toString('utf8'));
+      text = jsonBodyText(body);
+    } catch (err) {
+      if (err instanceof OtlpJsonError) throw new OtlpRequestError('bad_json', `the body is ${err.message.replace(/^\(request\): /, '')}`);
+      throw err;
+    }
+    try {
+      json = JSON.parse(text);
     } catch (err) {
       throw new OtlpRequestError('bad_json', `the body is not JSON: ${(err as Error).message}`);
     }

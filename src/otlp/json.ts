@@ -13,6 +13,7 @@
  * Anything else is refused with the exact path of the value, such as
  * `resourceLogs[0].scopeLogs[0].logRecords[2].timeUnixNano: expected …`.
  */
+import { isUtf8 } from 'node:buffer';
 import protobuf from 'protobufjs';
 import type { Type } from './proto.js';
 
@@ -182,6 +183,63 @@ function messageFrom(type: Type, value: unknown, path: string, depth: number): R
 export function otlpJsonToProtobuf(type: Type, json: unknown): Uint8Array {
   const obj = messageFrom(type, json, '', 0);
   return type.encode(obj).finish();
+}
+
+/**
+ * The text of a JSON body, which must be UTF-8 (RFC 8259): a body with bytes that are not is
+ * refused naming where they are, as a protobuf string with such bytes is, never decoded into
+ * U+FFFD (which would silently change a session id). The check is native and one pass.
+ */
+export function jsonBodyText(body: Buffer): string {
+  if (!isUtf8(body)) {
+    const at = firstInvalidUtf8(body);
+    const before = body.subarray(0, at);
+    const nl = before.lastIndexOf(0x0a);
+    const line = before.reduce((n, b) => (b === 0x0a ? n + 1 : n), 1);
+    const context = before
+      .subarray(Math.max(0, at - 40))
+      .toString('utf8')
+      .replace(/^\uFFFD+/, '');
+    const bad = body
+      .subarray(at, at + 4)
+      .toString('hex')
+      .replace(/(..)/g, '\\x$1');
+    throw new OtlpJsonError('', `not valid UTF-8: byte ${at} (line ${line}, column ${at - nl} in bytes) starts "${bad}", after ${JSON.stringify(context)}`);
+  }
+  return body.toString('utf8');
+}
+
+/** The offset of the first byte that does not start or continue a well-formed UTF-8 sequence (Unicode 15, table 3-7). */
+function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let more: number;
+    let lo = 0x80,
+      hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) more = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      more = 2;
+      if (c === 0xe0) lo = 0xa0;
+      else if (c === 0xed) hi = 0x9f; // no surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      more = 3;
+      if (c === 0xf0) lo = 0x90;
+      else if (c === 0xf4) hi = 0x8f; // nothing past U+10FFFF
+    } else return i;
+    const second = b[i + 1];
+    if (second === undefined || second < lo || second > hi) return i;
+    for (let k = 2; k <= more; k++) {
+      const x = b[i + k];
+      if (x === undefined || x < 0x80 || x > 0xbf) return i;
+    }
+    i += more + 1;
+  }
+  return b.length;
 }
 
 /** Parses OTLP/JSON text into a plain object checked against `type` (not yet encoded). */

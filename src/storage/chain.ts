@@ -5,8 +5,9 @@ import { applyRound, emptyFold, type Fold } from '../formats/session-flow/fold.j
 import type { Round } from '../formats/session-flow/types.js';
 import { formatKv } from './kv-text.js';
 import { replaceAtomically } from './write-once.js';
+import { ROOT_NAMES } from './entry-names.js';
 
-export const CONVERSATIONS = '_conversations';
+export const CONVERSATIONS = ROOT_NAMES.conversations;
 export const chainDir = (root: string, conversation: string) => join(root, CONVERSATIONS, conversation);
 export const roundsDir = (root: string, conversation: string) => join(chainDir(root, conversation), 'rounds');
 export const ROUND_NAME = /^r(\d{6,})-([0-9a-f]{12})\.sf$/;

@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { SESSION_STATE, isRootOwnName } from './entry-names.js';
 
 /**
  * Where things live under the storage root. Child streams are flat siblings of `main`, and
@@ -28,12 +29,12 @@ export function landedName(prefix: string, stamp: string, seq: number): string {
 export const sessionDir = (root: string, session: string) => join(root, session);
 export const streamDir = (root: string, session: string, stream: string) => join(root, session, 'streams', stream);
 export const runDir = (root: string, session: string, run: string) => join(root, session, 'runs', run);
-export const sessionStatePath = (root: string, session: string) => join(root, session, 'session.state');
+export const sessionStatePath = (root: string, session: string) => join(root, session, SESSION_STATE);
 export const sessionLockPath = (root: string, session: string) => join(root, session, '.lock');
 
-/** Names at the top of the root that are not sessions: everything that starts with `_`, and dot files. */
+/** Names at the top of the root that are not sessions: everything that starts with `_`, dot files and the root's own files (entry-names.ts). */
 export function isSessionEntryName(name: string): boolean {
-  return !name.startsWith('_') && !name.startsWith('.');
+  return !isRootOwnName(name);
 }
 
 export function listDir(dir: string): string[] {

@@ -15,12 +15,13 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROOT_NAMES } from './entry-names.js';
 import { removeSentSpoolFiles, type SpoolRemovalOptions, type SpoolRemovalReport } from './spool-removal.js';
 
 /** Which spool files a metrics pipeline carries: derived token usage, or what the receiver spooled. */
 export type MetricsSource = 'derived' | 'received';
 
-export const METRICS_DIR = '_metrics';
+export const METRICS_DIR = ROOT_NAMES.metrics;
 /** `metrics-<received-at>-<seq>-otlp.pb`: what the OTLP receiver lands. */
 export const RECEIVED_NAME = /^metrics-(\d{8}T\d{6}\.\d{9}Z)-(\d{6,})-otlp\.pb$/;
 /** `metrics-<stamp>-<seq>-<session>-derived.pb`: what `token_metrics` derives. */

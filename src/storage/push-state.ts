@@ -31,9 +31,10 @@ import { join } from 'node:path';
 import { FileLock } from './lock.js';
 import { replaceAtomically } from './write-once.js';
 import { AszError } from '../util/errors.js';
+import { ROOT_NAMES } from './entry-names.js';
 
-export const PUSH_STATE = 'push.state';
-const LOCK = '.push.state.lock';
+export const PUSH_STATE = ROOT_NAMES.pushState;
+const LOCK = ROOT_NAMES.pushStateLock;
 const DIGEST = /^[0-9a-f]{64}$/;
 /** How long a writer waits for another process's short append or rewrite. */
 const LOCK_WAIT_MS = 5000;

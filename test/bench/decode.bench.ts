@@ -6,7 +6,8 @@
  * nanoseconds per request for each step, the best of five rounds.
  */
 import { checkedRequest } from '../../src/otlp/codec.js';
-import { otlpTypes } from '../../src/otlp/proto.js';
+import { otlpTypes, requestType } from '../../src/otlp/proto.js';
+import { protobufToOtlpJson } from '../../src/otlp/json.js';
 import { logsRequestGroups, tracesRequestGroups } from '../../src/otlp/requests.js';
 import { ccLogsRequest } from '../helpers/otlp.js';
 
@@ -54,14 +55,19 @@ function time(fn: () => void): number {
 
 const logs = ccLogsRequest('b3f1c1de-8f55-4a38-9a57-6f2f5ad0d9a3');
 const traces = tracesRequest();
+const logsJson = Buffer.from(protobufToOtlpJson(requestType('logs'), logs));
 let sink = 0;
 const result = {
   iterations: N,
   logs_bytes: logs.length,
+  logs_json_bytes: logsJson.length,
   traces_bytes: traces.length,
   ns_per_request: {
     logs_validate: time(() => {
       sink += checkedRequest('logs', logs, 'protobuf').items;
+    }),
+    logs_json_validate: time(() => {
+      sink += checkedRequest('logs', logsJson, 'json').items;
     }),
     logs_plain: time(() => {
       sink += logsRequestGroups(logs)[0]!.scopes[0]!.items.length;

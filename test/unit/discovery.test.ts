@@ -104,6 +104,24 @@ describe('session-first discovery', () => {
     expect(discover(root2, { include: ['/Users/me/**'], exclude: [] }).sessions).toHaveLength(1);
   });
 
+  test('a workflow run whose name the storage root cannot hold is skipped and said; the rest of the session is collected', () => {
+    const root = tempDir();
+    const long = 'wf_' + 'é'.repeat(80); // 163 bytes: a valid file name here, too long for the root's rule
+    const decomposed = 'wf_cafe\u0301';
+    touch(root, `-w-proj/${S}.jsonl`);
+    touch(root, `-w-proj/${S}/subagents/workflows/${long}/agent-${A1}.jsonl`);
+    touch(root, `-w-proj/${S}/workflows/${decomposed}.json`);
+    touch(root, `-w-proj/${S}/workflows/scripts/review-wf_a\u0001b.js`, 'export default 1\n');
+    touch(root, `-w-proj/${S}/workflows/wf_ok.json`);
+    const d = discover(root);
+    expect(d.sessions[0]!.sources.map((x) => `${x.area}/${x.areaName}`).sort()).toEqual(['runs/wf_ok', 'streams/main']);
+    expect(d.skipped.map((x) => [x.path.slice(root.length + 1), x.why])).toEqual([
+      [`-w-proj/${S}/subagents/workflows/${long}`, expect.stringMatching(/^workflow run ".*" cannot name a directory in the storage root: 163 bytes in UTF-8/)],
+      [`-w-proj/${S}/workflows/${decomposed}.json`, expect.stringMatching(/not in Unicode normalisation form NFC/)],
+      [`-w-proj/${S}/workflows/scripts/review-wf_a\u0001b.js`, expect.stringMatching(/control character U\+0001/)],
+    ]);
+  });
+
   test('a project directory that vanishes mid-scan is skipped, not an error', () => {
     const root = tempDir();
     touch(root, `-a/${S}.jsonl`);

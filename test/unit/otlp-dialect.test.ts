@@ -143,7 +143,8 @@ describe('the claude-code/1 dialect of OTLP', () => {
 
   test('session ids that cannot name a directory are told apart', () => {
     for (const ok of ['e29b7cdd-32c6-4521-907b-30ef9a1399f6', 'E29B7CDD', 'a b']) expect(badSessionId(ok)).toBeUndefined();
-    for (const bad of ['..', '.', '_metrics', '.hidden', 'a/b', 'a\\b', 'a\u0000b', 'x'.repeat(201)]) expect(badSessionId(bad)).toBeDefined();
+    for (const bad of ['..', '.', '_metrics', '.hidden', 'a/b', 'a\\b', 'a\u0000b', 'x'.repeat(201), 'é'.repeat(128), 'push.state', 'session.state'])
+      expect(badSessionId(bad)).toBeDefined();
   });
 
   test('resource and scope as the header carries them', () => {

@@ -2,6 +2,7 @@ import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import type { FileKind } from '../../formats/session-data/types.js';
+import { entryNameProblem } from '../../storage/entry-names.js';
 import { AGENT_ID, AGENT_SIDECAR, AGENT_TRANSCRIPT, JOURNAL, MAIN_TRANSCRIPT, SESSION_ID, WORKFLOW_MANIFEST, slugifyPath, splitScriptName } from './paths.js';
 
 /** One collectable file and where it lands. */
@@ -112,6 +113,16 @@ function isFile(dir: string, e: Dirent): boolean {
   }
 }
 
+/**
+ * Whether a name that becomes a directory under the storage root (a session id, an agent id, a
+ * workflow run) is refused by the root's rule; a refused one is skipped with the reason.
+ */
+function nameRefused(what: string, name: string, path: string, skipped: Skipped[]): boolean {
+  const problem = entryNameProblem(name);
+  if (problem) skipped.push({ path, why: `${what} ${JSON.stringify(name)} cannot name a directory in the storage root: ${problem}` });
+  return problem !== undefined;
+}
+
 /** Lists a directory inside a session; one that cannot be read is skipped (the pass stays complete without it). */
 function entriesInside(dir: string): Dirent[] {
   const r = readDirents(dir);
@@ -160,6 +171,7 @@ export function discover(
       const main = MAIN_TRANSCRIPT.exec(e.name);
       if (main && isFile(pdPath, e)) {
         const session = main[1]!;
+        if (nameRefused('session id', session, join(pdPath, e.name), skipped)) continue;
         add({
           session,
           projectDir,
@@ -175,6 +187,7 @@ export function discover(
         continue;
       }
       if (SESSION_ID.test(e.name) && isDir(pdPath, e)) {
+        if (nameRefused('session id', e.name, join(pdPath, e.name), skipped)) continue;
         for (const s of sessionDirSources(root, projectDir, e.name, skipped)) add(s);
       }
       // Anything else (memory/, tool-results/, sessions-index.json, …) is not a session.
@@ -229,6 +242,7 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
         skipped.push({ path: join(dir, e.name), why: `"${id}" is not an agent id (a${'[0-9a-f]'}{16})` });
         continue;
       }
+      if (nameRefused('agent id', id, join(dir, e.name), skipped)) continue;
       out.push({
         session,
         projectDir,
@@ -247,14 +261,14 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
   const subagents = join(base, 'subagents');
   children(subagents, `${relBase}/subagents`, undefined);
   for (const e of entriesInside(join(subagents, 'workflows'))) {
-    if (isDir(join(subagents, 'workflows'), e)) {
+    if (isDir(join(subagents, 'workflows'), e) && !nameRefused('workflow run', e.name, join(subagents, 'workflows', e.name), skipped)) {
       children(join(subagents, 'workflows', e.name), `${relBase}/subagents/workflows/${e.name}`, e.name);
     }
   }
   const workflows = join(base, 'workflows');
   for (const e of entriesInside(workflows)) {
     const m = WORKFLOW_MANIFEST.exec(e.name);
-    if (m && isFile(workflows, e)) {
+    if (m && isFile(workflows, e) && !nameRefused('workflow run', m[1]!, join(workflows, e.name), skipped)) {
       out.push({
         session,
         projectDir,
@@ -272,7 +286,7 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
   const scripts = join(workflows, 'scripts');
   for (const e of entriesInside(scripts)) {
     const s = splitScriptName(e.name);
-    if (s && isFile(scripts, e)) {
+    if (s && isFile(scripts, e) && !nameRefused('workflow run', s.run, join(scripts, e.name), skipped)) {
       out.push({
         session,
         projectDir,

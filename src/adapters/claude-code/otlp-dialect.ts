@@ -12,6 +12,7 @@
  * is lifted out, because it is the exact join of a tool result to its tool call.
  */
 import type { Part, SdRecord } from '../../formats/session-data/types.js';
+import { entryNameProblem } from '../../storage/entry-names.js';
 import { nanosToRfc3339, type Plain, type PlainLogRecord, type PlainObject, type PlainSpan } from '../../otlp/plain.js';
 
 export { DIALECT } from './dialect.js';
@@ -37,14 +38,9 @@ export interface OtlpConverted {
   dataJson: string;
 }
 
-/** Why a session id cannot name a directory under the storage root; undefined when it can. */
+/** Why a session id cannot name a directory under the storage root; undefined when it can. The root's one rule for names. */
 export function badSessionId(id: string): string | undefined {
-  if (id.length > 200) return 'longer than 200 characters';
-  if (id === '.' || id === '..') return 'a relative directory name';
-  if (id.startsWith('_') || id.startsWith('.')) return 'starts with "_" or ".", which the storage root keeps for itself';
-  // eslint-disable-next-line no-control-regex
-  if (/[/\\\x00-\x1f\x7f]/.test(id)) return 'contains a path separator or a control character';
-  return undefined;
+  return entryNameProblem(id);
 }
 
 const nonEmptyString = (v: Plain | undefined): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

@@ -353,16 +353,18 @@ export class ExportHandler {
   /** Which items of a logs or traces request have a session to land in; the rest are refused singly. */
   private plan(signal: 'logs' | 'traces', bytes: Buffer): ItemPlan {
     const refusedItems = new Map<ItemRefusalReason, number>();
-    const bad = new Set<string>();
+    /** Each refused session id with the rule's reason (a request names a few sessions at most). */
+    const bad = new Map<string, string>();
     let landable = 0;
     for (const session of itemStringAttribute(signal, bytes, SESSION_ATTRIBUTE)) {
-      const why: ItemRefusalReason | undefined = !session ? 'no_session_id' : badSessionId(session) ? 'bad_session_id' : undefined;
+      const problem = session ? (bad.get(session) ?? badSessionId(session)) : undefined;
+      const why: ItemRefusalReason | undefined = !session ? 'no_session_id' : problem ? 'bad_session_id' : undefined;
       if (!why) {
         landable++;
         continue;
       }
       refusedItems.set(why, (refusedItems.get(why) ?? 0) + 1);
-      if (session) bad.add(session);
+      if (session && problem) bad.set(session, problem);
     }
     const what = signal === 'logs' ? 'log records' : 'spans';
     const msgs: string[] = [];
@@ -371,10 +373,10 @@ export class ExportHandler {
     const badN = refusedItems.get('bad_session_id');
     if (badN)
       msgs.push(
-        `${badN} ${what} carry a session.id that cannot name a directory (${[...bad]
+        `${badN} ${what} carry a session.id that cannot name a directory and were not landed: ${[...bad]
           .slice(0, 3)
-          .map((x) => JSON.stringify(x.slice(0, 60)))
-          .join(', ')}) and were not landed`,
+          .map(([id, problem]) => `${JSON.stringify(id.length > 60 ? id.slice(0, 60) + '…' : id)} (${problem})`)
+          .join(', ')}${bad.size > 3 ? ` and ${bad.size - 3} more` : ''}`,
       );
     return { landable, refusedItems, rejected: (none ?? 0) + (badN ?? 0), message: msgs.join('; ') };
   }

@@ -19,13 +19,14 @@ import { closeSync, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Signal } from '../../otlp/proto.js';
+import { ROOT_NAMES } from '../../storage/entry-names.js';
 
 export const ENTRY_MAGIC = 0x3130_4a41; // "AJ01" as bytes in the file
 export const FRAME_BYTES = 24;
 /** A segment is closed once it holds this much; a larger entry goes alone into its own. */
 export const SEGMENT_BYTES = 64 * 1024 * 1024;
 export const SEGMENT_NAME = /^([0-9a-f]{16})\.wal$/;
-export const JOURNAL_DIR = '_journal';
+export const JOURNAL_DIR = ROOT_NAMES.journal;
 /** How far the landing thread has landed, durably: entries before it may be forgotten. */
 export const LANDED_STATE = 'landed.state';
 /** Where damaged entries are copied, byte for byte, for a person to look at. */
