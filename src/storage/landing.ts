@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { SessionDataWriter, shortSha } from '../formats/session-data/encode.js';
+import { unknownPart } from '../formats/session-data/parts.js';
 import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { landedName } from './layout.js';
 import { WriteOnceFile } from './write-once.js';
@@ -41,8 +42,15 @@ export function landLines(
   try {
     const w = new SessionDataWriter(file, { ...target.header, seq, at: target.at });
     for (const { line, off, ord } of lines) {
-      const c = convert(line);
-      w.add({ ord, off, sha: shortSha(line), bytes: line.length, ...c });
+      const base = { ord, off, sha: shortSha(line), bytes: line.length };
+      try {
+        w.add({ ...base, ...convert(line) });
+      } catch (err) {
+        // JSON nested thousands deep parses but overflows the stack when converted or written: the
+        // line still lands, whole, as an unknown part with the reason, and the source goes on.
+        if (!(err instanceof RangeError)) throw err;
+        w.add({ ...base, parts: [unknownPart(line, `the record could not be converted or written: ${err.message}`)] });
+      }
     }
     const { digest, records } = w.close();
     file.commit();

@@ -27,6 +27,23 @@ describe('append cursors, step by step', () => {
     expect(readFileSync(join(b.root, SID, 'streams', 'main', 'transcript.cursor'), 'utf8')).toBe(c1);
   });
 
+  test('a line nested 5,000 deep (fuzz seed F1) lands whole as an unknown part with the reason; the lines around it land as usual', () => {
+    const b = bench();
+    // Written as text: JSON.stringify of such a value would overflow here too.
+    const deep = `{"type":"user","uuid":"f1-deep","sessionId":"${SID}","message":{"role":"user","content":[${'['.repeat(5000)}${']'.repeat(5000)}]}}`;
+    writeLines(b.main, [rec.user(SID, 'before'), deep, rec.user(SID, 'after')]);
+    const r = b.pass();
+    expect(r).toMatchObject({ landedRecords: 3, errors: [], conflicts: 0 });
+    const recs = recordsOf(landedFiles(b.root, SID));
+    expect(recs.map((x) => x.parts[0]!.k)).toEqual(['text', 'unknown', 'text']);
+    expect(recs[1]!.parts[0]).toMatchObject({
+      text: expect.stringMatching(/could not be converted or written: Maximum call stack/),
+      data: deep,
+      bytes: deep.length,
+    });
+    expect(b.pass()).toMatchObject({ landedRecords: 0, errors: [] });
+  });
+
   test('a line that is not JSON lands as an unknown part holding its bytes, and collection goes on', () => {
     const b = bench();
     writeLines(b.main, [rec.user(SID, 'before'), '{"type":"user","message":{"content":"cut', rec.user(SID, 'after')]);

@@ -3,6 +3,7 @@
  * Claude Code's field names stop here; everything above reads roles and parts.
  */
 import type { Dropped, From, Part, SdRecord, Usage } from '../../formats/session-data/types.js';
+import { unknownPart } from '../../formats/session-data/parts.js';
 import { AGENT_ID } from './paths.js';
 
 export const DIALECT = 'claude-code/1';
@@ -20,24 +21,6 @@ const jsonLen = (v: unknown) => utf8Len(JSON.stringify(v) ?? '');
 const SIGNATURE_WHY = 'a provider verifies it; a reader cannot read it';
 const CALLER_WHY = 'says who invoked the tool, always the model directly in the measured corpus';
 const STRING_TUR_WHY = 'a plain-string tool outcome that repeats the result block';
-
-/** Bytes that are not a record the dialect can read keep every byte, with the reason. */
-export function unknownPart(raw: Buffer | string, reason: string): Part {
-  const buf = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
-  const text = buf.toString('utf8');
-  // Invalid UTF-8 cannot round-trip through a JSON string; carry it as base64 and say so.
-  if (Buffer.byteLength(text, 'utf8') !== buf.length || (text.includes('\uFFFD') && !Buffer.from(text, 'utf8').equals(buf))) {
-    return {
-      k: 'unknown',
-      state: 'available',
-      bytes: buf.length,
-      text: `${reason}; the bytes are not UTF-8 and are kept as base64`,
-      media: 'application/octet-stream;base64',
-      data: buf.toString('base64'),
-    };
-  }
-  return { k: 'unknown', state: 'available', bytes: buf.length, text: reason, data: text };
-}
 
 function usageOf(u: unknown): Usage | undefined {
   if (!isObj(u)) return undefined;
