@@ -123,7 +123,20 @@ async function collectCase(base) {
     await appendLoop;
   }
   spawnSync(process.execPath, [BIN, 'collect', '--once', '--config', cfg], { timeout: 120_000 });
-  return { kills: KILLS, ...compareLines(root, SID, lines.written), verify: verify(root, src) };
+  const landed = compareLines(root, SID, lines.written);
+  // A pass killed between landing and moving its cursor lands those lines again (verify counts
+  // them; assembly removes them): what counts as duplicated is what the conversation holds twice.
+  spawnSync(process.execPath, [BIN, 'parse', '--config', cfg], { timeout: 120_000 });
+  const folded = foldAgainstReference(base, root, src, cfg, [SID]);
+  return {
+    kills: KILLS,
+    sent: landed.sent,
+    lost: landed.lost + folded.lost,
+    duplicated: folded.duplicated,
+    relandedLines: landed.duplicated,
+    conversationsDiffering: folded.differing,
+    verify: verify(root, src),
+  };
 }
 
 /** kill -9 the service (`aszcol` with the default pipeline, passes every 200 ms) under append load, once it has landed something; then a clean service run drains and stops on SIGTERM. */
@@ -238,7 +251,10 @@ async function parseCase(base) {
 /**
  * kill -9 `aszcol push` (watching) while it sends to a local test receiver (an HTTP sink that
  * counts every landed file by its `asz.file`, answering each request after 20 ms); then
- * `push --once`. Lost: a landed file never received; duplicated: received more than once.
+ * `push --once`. Lost: a landed file never received. A file sent again after the push that sent
+ * it was killed within a second of the answer is `resent` (at-least-once: its answer may not have
+ * been recorded in push.state yet); sent again by the same push, or long after its answer, it is
+ * `duplicated`.
  */
 async function pushCase(base) {
   const root = join(base, 'data');
@@ -253,6 +269,10 @@ async function pushCase(base) {
     collector.pass();
   }
   const received = new Map();
+  /** asz.file → every receipt: which push process (generation) sent it and when the answer went out. */
+  const receipts = new Map();
+  const killedAt = [];
+  let generation = 0;
   let requests = 0;
   const T = requestType('logs');
   const sink = createServer((req, res) => {
@@ -260,14 +280,20 @@ async function pushCase(base) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       requests++;
+      const files = [];
       const msg = T.toObject(T.decode(Buffer.concat(chunks)), { longs: String });
       for (const rl of msg.resourceLogs ?? [])
         for (const sl of rl.scopeLogs ?? [])
           for (const lr of sl.logRecords ?? []) {
             const file = (lr.attributes ?? []).find((a) => a.key === 'asz.file')?.value?.stringValue;
             if (file) received.set(file, (received.get(file) ?? 0) + 1);
+            if (file) files.push(file);
           }
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(), 20);
+      const gen = generation;
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        for (const f of files) receipts.set(f, [...(receipts.get(f) ?? []), { gen, answeredAt: Date.now() }]);
+      }, 20);
     });
   });
   await new Promise((r) => sink.listen(0, '127.0.0.1', r));
@@ -284,19 +310,26 @@ async function pushCase(base) {
     await until(() => requests > had, 30_000, 10);
     await sleep(Math.random() * 300);
     child.kill('SIGKILL');
+    killedAt[generation] = Date.now();
     await exited(child);
+    generation++;
   }
   // Not spawnSync: the sink answers from this process's event loop.
   const last = spawn(process.execPath, [BIN, 'push', '--once', '--config', cfg], { stdio: 'ignore' });
   await exited(last);
   await new Promise((r) => sink.close(r));
   const landed = sessions.flatMap((s) => landedFiles(root, s).map((f) => relative(root, f.path)));
+  // Every repeat follows a receipt whose push was killed within a second of its answer, by a later push.
+  const resentAfterKill = (r) =>
+    r.slice(1).every((next, i) => next.gen > r[i].gen && killedAt[r[i].gen] !== undefined && killedAt[r[i].gen] - r[i].answeredAt < 1000);
   return {
     kills: KILLS,
     files: landed.length,
     requests,
     lost: landed.filter((f) => !received.has(f)).length,
-    duplicated: [...received.values()].filter((n) => n > 1).length,
+    duplicated: [...receipts.values()].filter((r) => r.length > 1 && !resentAfterKill(r)).length,
+    resent: [...receipts.values()].filter((r) => r.length > 1 && resentAfterKill(r)).length,
+    ...(process.env.CRASH_DEBUG ? { debug: [...receipts].filter(([, r]) => r.length > 1 && !resentAfterKill(r)).map(([f, r]) => ({ f, r, killedAt })) } : {}),
     unknownReceived: [...received.keys()].filter((f) => !landed.includes(f)).length,
     cleanPushExit: last.exitCode,
     verify: verify(root, src),
@@ -323,11 +356,14 @@ async function receiverCase(base) {
   const answered = [];
   let i = 0;
   let sent = 0;
+  let windowMs = 0;
   for (let k = 0; k < KILLS; k++) {
     const rx = await start();
-    const until = Date.now() + 400 + Math.random() * 1200;
+    // Paced at 200 requests/s by a schedule (request n at t0 + 5n ms), not by sleeping 5 ms after each.
+    const t0 = Date.now();
+    const stopAt = t0 + 1000 + Math.random() * 1500;
     const inflight = [];
-    while (Date.now() < until) {
+    for (let n = 0; Date.now() < stopAt; n++) {
       const session = `cm-${k}-${i++}`;
       sent++;
       inflight.push(
@@ -336,8 +372,10 @@ async function receiverCase(base) {
           () => undefined,
         ),
       );
-      await sleep(5); // ≈200 requests/s
+      const wait = t0 + (n + 1) * 5 - Date.now();
+      if (wait > 0) await sleep(wait);
     }
+    windowMs += Date.now() - t0;
     rx.child.kill('SIGKILL');
     await Promise.all(inflight);
   }
@@ -352,6 +390,7 @@ async function receiverCase(base) {
   return {
     kills: KILLS,
     sent,
+    requestsPerSecond: Math.round((sent / windowMs) * 1000),
     answered: answered.length,
     answeredRecords: answered.length * 5,
     lost: counts.reduce((a, c) => a + Math.max(0, 5 - c), 0),
