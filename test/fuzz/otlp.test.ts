@@ -117,9 +117,8 @@ describe('OTLP receiver fuzz', () => {
       await expectServing(s, after, 'http');
       await expectServing(s, `${after}-grpc`, 'grpc');
       expectNothingOutsideRoot(s);
-      // TIGHTEN after names branch: refused via partial success or 400 (never accepted whole), the
-      // records behind it land, and nothing of that name is written under the root. On by default
-      // once B1, B2 and M3 are fixed; until then switched on with FUZZ_STRICT=1.
+      // Refused via partial success or 400 (never accepted whole), the records behind it land, and
+      // nothing of that name is written under the root (B1, B2, M3; FUZZ_STRICT=0 skips this).
       if (STRICT) {
         const refused = (seed.transport === 'http' ? a.status === 400 : a.status === grpc.status.INVALID_ARGUMENT) || rejectedCount(input, a) > 0;
         const landedAfter = await eventually(() => landedFiles(s.root, after).length > 0, 15_000);
@@ -185,8 +184,8 @@ describe('OTLP receiver fuzz', () => {
     // Enough inputs to mean something even on a slow, shared machine; the answers spread over more than one status.
     expect(budget.count).toBeGreaterThan(200);
     expect(seen.size).toBeGreaterThan(2);
-    // TIGHTEN after names branch: the receiver is stopped with SIGTERM and exits 0 within its
-    // shutdown timeout (today a B1-shaped hostile id wedges landing and the stop overruns).
+    // Not yet asserted: a SIGTERM stop within the shutdown timeout after hostile ids (the quarantine
+    // work makes a permanent landing failure unable to wedge the stop); the child is killed here.
     s.grpc.close();
     s.rx.child.kill('SIGKILL');
   }, 60_000);
