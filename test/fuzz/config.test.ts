@@ -167,7 +167,7 @@ interface ConfigSeed {
 }
 
 describe('configuration fuzz', () => {
-  test('the regression seeds replay first: parsed or a ConfigError (F2, F3 still break today: run with FUZZ_STRICT=1)', () => {
+  test('the regression seeds replay first: parsed or a ConfigError (F2, F3)', () => {
     const seeds = loadSeeds<ConfigSeed>('config');
     expect(seeds.length).toBeGreaterThanOrEqual(2);
     for (const { file, seed } of seeds) {
