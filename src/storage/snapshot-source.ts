@@ -1,9 +1,9 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { SdRecord } from '../formats/session-data/types.js';
 import { loadCursor, saveCursor, type SnapshotCursor } from './cursor.js';
 import { landLines, type LandingTarget } from './landing.js';
-import type { SourceOutcome } from './append-source.js';
+import { openSourceFile, type SourceOutcome } from './append-source.js';
 
 export interface SnapshotSourceSpec {
   path: string;
@@ -36,8 +36,13 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
   let raw: Buffer;
   let mtime: number;
   try {
-    raw = readFileSync(spec.path);
-    mtime = Math.floor(statSync(spec.path).mtimeMs / 1000);
+    const fd = openSourceFile(spec.path);
+    try {
+      raw = readFileSync(fd);
+      mtime = Math.floor(fstatSync(fd).mtimeMs / 1000);
+    } finally {
+      closeSync(fd);
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       if (prev && prev.state !== 'source_gone') saveCursor(cursorPath, { ...prev, state: 'source_gone', updated_at: spec.now() });
