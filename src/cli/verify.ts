@@ -11,7 +11,10 @@ export function runVerify(session: string | undefined, opts: { config?: string; 
   else {
     io.out(`checked ${r.sessions} session(s), ${r.streams} stream(s), ${r.files} file(s), ${r.records} record(s)`);
     io.out(`checked ${c.chains} conversation chain(s), ${c.rounds} round(s)`);
-    if (r.relanded) io.out(`${r.relanded} record(s) landed more than once by an interrupted pass; assembly removes them`);
+    if (r.relanded)
+      io.out(
+        `${r.relanded} record(s) landed more than once by an interrupted pass (a line at the byte it landed at before, or a document version identical to the one before it); assembly reads each once`,
+      );
     if (r.problems.length === 0 && c.problems.length === 0) io.out('all landed data is contiguous and matches its digests; every round chain verifies');
     for (const p of [...r.problems, ...c.problems]) io.err(`problem: ${p}`);
   }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { readSessionData } from '../formats/session-data/decode.js';
-import type { Header } from '../formats/session-data/types.js';
+import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { loadCursor } from './cursor.js';
 import { landedDirs, listDir, parseLandedName, isSessionEntryName } from './layout.js';
 
@@ -9,13 +9,29 @@ export interface VerifyReport {
   streams: number;
   files: number;
   records: number;
-  /** Records whose source line had already landed (an interrupted pass); counted, not failed. */
+  /**
+   * Records landed again by an interrupted pass (a kill between landing a file and committing its
+   * cursor); counted, not failed: a line of an append source at the byte it landed at before, or a
+   * document version identical to the version before it (same source, same content).
+   */
   relanded: number;
   problems: string[];
 }
 
 /** Kinds whose files continue one another line after line; the rest are whole documents, one record a version. */
 const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'otlp_log', 'otlp_span']);
+
+type DocumentVersion = { src: string; sha: string; bytes: number };
+
+/** The one record of a document version, to compare with the next version of the same kind in the same place. */
+function documentVersion(header: Header, records: SdRecord[]): DocumentVersion | undefined {
+  return records.length === 1 ? { src: header.src, sha: records[0]!.sha, bytes: records[0]!.bytes } : undefined;
+}
+
+/** A version that repeats the one before it byte for byte was landed again, not changed: a source only gets a new version when its content changes. */
+function sameDocumentAgain(before: DocumentVersion | undefined, now: DocumentVersion | undefined): boolean {
+  return before !== undefined && now !== undefined && before.src === now.src && before.sha === now.sha && before.bytes === now.bytes;
+}
 
 /**
  * Checks what landed without the source: every file's header, count and closing digest; in
@@ -50,6 +66,7 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
         let maxOrd = 0;
         let end = 0;
         const seenOff = new Map<number, number>();
+        let lastDocument: DocumentVersion | undefined;
         for (const f of files) {
           const path = join(dir, f.name);
           r.files++;
@@ -67,6 +84,9 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
           if (!APPEND_PREFIXES.has(prefix)) {
             for (const rec of records)
               if (rec.ord !== 1 || rec.off !== 0) r.problems.push(`${path}: a document record must be ord 1 at byte 0, got ord ${rec.ord} at ${rec.off}`);
+            const version = documentVersion(header, records);
+            if (sameDocumentAgain(lastDocument, version)) r.relanded += records.length;
+            lastDocument = version;
             continue;
           }
           for (const [i, rec] of records.entries()) {

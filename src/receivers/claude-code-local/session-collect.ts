@@ -177,7 +177,10 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
                 },
                 cursorPath,
               )
-            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
+            : collectSnapshotSource(
+                { path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand },
+                cursorPath,
+              );
       } catch (err) {
         report.errors.push({ where: src.path, message: (err as Error).message });
         continue;
