@@ -2,6 +2,8 @@ import { verifyRoot } from '../storage/verify.js';
 import { verifyChains } from '../storage/verify-chain.js';
 import { configFor, EXIT, type Io } from './context.js';
 
+const TEMP_WRITER = { alive: 'its writer is running', gone: 'its writer is gone', unknown: 'no writer named' } as const;
+
 export function runVerify(session: string | undefined, opts: { config?: string; json?: boolean }, io: Io): number {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
@@ -11,7 +13,12 @@ export function runVerify(session: string | undefined, opts: { config?: string; 
   else {
     io.out(`checked ${r.sessions} session(s), ${r.streams} stream(s), ${r.files} file(s), ${r.records} record(s)`);
     io.out(`checked ${c.chains} conversation chain(s), ${c.rounds} round(s)`);
-    if (r.relanded) io.out(`${r.relanded} record(s) landed more than once by an interrupted pass; assembly removes them`);
+    if (r.relanded)
+      io.out(
+        `${r.relanded} record(s) landed more than once by an interrupted pass (a line at the byte it landed at before, or a document version identical to the one before it); assembly reads each once`,
+      );
+    for (const t of r.temporaries) io.out(`warning: temporary file ${t.path} (${TEMP_WRITER[t.writer]}${t.pid === undefined ? '' : `, pid ${t.pid}`})`);
+    if (r.temporaries.length) io.out(`${r.temporaries.length} temporary file(s) found`);
     if (r.problems.length === 0 && c.problems.length === 0) io.out('all landed data is contiguous and matches its digests; every round chain verifies');
     for (const p of [...r.problems, ...c.problems]) io.err(`problem: ${p}`);
   }

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { SdRecord } from '../formats/session-data/types.js';
@@ -27,6 +27,39 @@ export interface AppendSourceSpec {
   now: () => string;
   /** Test hook: called after a file landed and before its cursor commits (a crash there lands records twice). */
   afterLand?: () => void;
+}
+
+/**
+ * Opens a source file discovery chose by its real path, refusing what changed since: the file
+ * itself swapped for a link (`O_NOFOLLOW` fails with ELOOP), for a FIFO or device (not a regular
+ * file; `O_NONBLOCK` keeps a FIFO from blocking the open), or a directory on its way swapped for a
+ * link (the kernel's name for the opened file, `/proc/self/fd/N`, is not the path asked for). The
+ * fd's name is read after the open, so no swap between check and read is possible; where `/proc`
+ * is absent only the first two hold. ENOENT is thrown as is: the caller's "source gone".
+ */
+export function openSourceFile(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new Error(`${path} is a symbolic link now (discovery found a file): not followed`, { cause: err });
+    throw err;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${path} is no longer a regular file: not read`);
+    let opened: string | undefined;
+    try {
+      opened = readlinkSync(`/proc/self/fd/${fd}`).replace(/ \(deleted\)$/, '');
+    } catch {
+      opened = undefined; // no /proc here
+    }
+    if (opened !== undefined && opened !== path) throw new Error(`${path} opened as ${opened}: a directory on its way became a link after discovery; not read`);
+    return fd;
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
 }
 
 function tailDigest(fd: number, offset: number): string {
@@ -137,7 +170,7 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
 
   let fd: number;
   try {
-    fd = openSync(spec.path, 'r');
+    fd = openSourceFile(spec.path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       if (prev && prev.state !== 'source_gone') saveCursor(cursorPath, { ...prev, state: 'source_gone', updated_at: spec.now() });

@@ -68,7 +68,7 @@ export interface SessionIndex {
   entries: IndexEntry[];
 }
 
-const indexDir = (root: string, session: string) => join(root, session, 'index');
+export const indexDir = (root: string, session: string) => join(root, session, 'index');
 const KINDS: readonly PartKind[] = ['text', 'reasoning', 'call', 'result', 'media', 'data', 'unknown'];
 const STATES: readonly PartState[] = ['available', 'truncated', 'redacted', 'omitted', 'unavailable'];
 const ROW_STRIDE = 18;

@@ -1,9 +1,13 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { shortSha } from '../formats/session-data/encode.js';
+import { readSessionData } from '../formats/session-data/decode.js';
 import type { SdRecord } from '../formats/session-data/types.js';
 import { loadCursor, saveCursor, type SnapshotCursor } from './cursor.js';
 import { landLines, type LandingTarget } from './landing.js';
-import type { SourceOutcome } from './append-source.js';
+import { listDir, parseLandedName } from './layout.js';
+import { openSourceFile, type SourceOutcome } from './append-source.js';
 
 export interface SnapshotSourceSpec {
   path: string;
@@ -12,6 +16,32 @@ export interface SnapshotSourceSpec {
   nextSeq: () => number;
   convert: (doc: Buffer) => Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>;
   now: () => string;
+  /** Test hook: called after the version landed and before its cursor commits (where a kill once landed it twice). */
+  afterLand?: () => void;
+}
+
+/**
+ * The sequence of this source's newest version on disk when it lies past the cursor and holds
+ * exactly `doc`: a kill between landing and the cursor's commit left it, and landing `doc` again
+ * would make a second, identical version. The record's `sha` (SHA-256 prefix of the line) and
+ * byte count stand for the content; the header's `src` must be this source.
+ */
+function uncommittedVersionOf(spec: SnapshotSourceSpec, cursorSeq: number, doc: Buffer): number | undefined {
+  let newest: { seq: number; name: string } | undefined;
+  for (const name of listDir(spec.target.dir)) {
+    const p = parseLandedName(name);
+    if (p?.prefix === spec.target.prefix && (!newest || p.seq > newest.seq)) newest = { seq: p.seq, name };
+  }
+  if (!newest || newest.seq <= cursorSeq) return undefined; // the cursor already accounts for every version on disk
+  let landed;
+  try {
+    landed = readSessionData(join(spec.target.dir, newest.name));
+  } catch {
+    return undefined; // unreadable: verify names it; landing a good version beside it loses nothing
+  }
+  const [only, ...more] = landed.records;
+  if (more.length || !only || landed.header.src !== spec.rel) return undefined;
+  return only.bytes === doc.length && only.sha === shortSha(doc) ? newest.seq : undefined;
 }
 
 /** Trailing newlines are not content: an editor's final newline must not make a new version. */
@@ -36,8 +66,13 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
   let raw: Buffer;
   let mtime: number;
   try {
-    raw = readFileSync(spec.path);
-    mtime = Math.floor(statSync(spec.path).mtimeMs / 1000);
+    const fd = openSourceFile(spec.path);
+    try {
+      raw = readFileSync(fd);
+      mtime = Math.floor(fstatSync(fd).mtimeMs / 1000);
+    } finally {
+      closeSync(fd);
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       if (prev && prev.state !== 'source_gone') saveCursor(cursorPath, { ...prev, state: 'source_gone', updated_at: spec.now() });
@@ -58,8 +93,14 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
     if (prev?.state === 'source_gone') saveCursor(cursorPath, { ...c, updated_at: spec.now() });
     return { status: 'unchanged' };
   }
+  const already = uncommittedVersionOf(spec, c.last_seq, doc);
+  if (already !== undefined) {
+    saveCursor(cursorPath, { ...c, content_sha256: digest, size: raw.length, mtime, last_seq: already, updated_at: spec.now() });
+    return { status: 'unchanged' };
+  }
   const seq = spec.nextSeq();
   landLines(spec.target, seq, [{ line: doc, off: 0, ord: 1 }], spec.convert);
+  spec.afterLand?.();
   saveCursor(cursorPath, { ...c, content_sha256: digest, size: raw.length, mtime, last_seq: seq, updated_at: spec.now() });
   return { status: 'landed', files: 1, records: 1, bytes: raw.length, pending: false };
 }

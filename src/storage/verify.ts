@@ -1,7 +1,11 @@
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { CONVERSATIONS } from './chain.js';
 import { readSessionData } from '../formats/session-data/decode.js';
-import type { Header } from '../formats/session-data/types.js';
+import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { loadCursor } from './cursor.js';
+import { processAlive } from './lock.js';
+import { tempWriterPid } from './write-once.js';
 import { landedDirs, listDir, parseLandedName, isSessionEntryName } from './layout.js';
 
 export interface VerifyReport {
@@ -9,13 +13,38 @@ export interface VerifyReport {
   streams: number;
   files: number;
   records: number;
-  /** Records whose source line had already landed (an interrupted pass); counted, not failed. */
+  /**
+   * Records landed again by an interrupted pass (a kill between landing a file and committing its
+   * cursor); counted, not failed: a line of an append source at the byte it landed at before, or a
+   * document version identical to the version before it (same source, same content).
+   */
   relanded: number;
   problems: string[];
+  /** Temporary files found: a live writer's are a warning; a gone writer's (a killed run's leftovers) are also a problem. */
+  temporaries: Temporary[];
+}
+
+export interface Temporary {
+  path: string;
+  /** The writer's pid the name carries, when it carries one. */
+  pid?: number;
+  writer: 'alive' | 'gone' | 'unknown';
 }
 
 /** Kinds whose files continue one another line after line; the rest are whole documents, one record a version. */
 const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'otlp_log', 'otlp_span']);
+
+type DocumentVersion = { src: string; sha: string; bytes: number };
+
+/** The one record of a document version, to compare with the next version of the same kind in the same place. */
+function documentVersion(header: Header, records: SdRecord[]): DocumentVersion | undefined {
+  return records.length === 1 ? { src: header.src, sha: records[0]!.sha, bytes: records[0]!.bytes } : undefined;
+}
+
+/** A version that repeats the one before it byte for byte was landed again, not changed: a source only gets a new version when its content changes. */
+function sameDocumentAgain(before: DocumentVersion | undefined, now: DocumentVersion | undefined): boolean {
+  return before !== undefined && now !== undefined && before.src === now.src && before.sha === now.sha && before.bytes === now.bytes;
+}
 
 /**
  * Checks what landed without the source: every file's header, count and closing digest; in
@@ -24,7 +53,8 @@ const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'otlp_log',
  * the records reach it (an `end gap` otherwise).
  */
 export function verifyRoot(root: string, only?: string): VerifyReport {
-  const r: VerifyReport = { sessions: 0, streams: 0, files: 0, records: 0, relanded: 0, problems: [] };
+  const r: VerifyReport = { sessions: 0, streams: 0, files: 0, records: 0, relanded: 0, problems: [], temporaries: [] };
+  reportTemporaries(r, root, only);
   const sessions = only ? [only] : listDir(root).filter(isSessionEntryName).sort();
   for (const session of sessions) {
     const dirs = landedDirs(root, session);
@@ -50,6 +80,7 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
         let maxOrd = 0;
         let end = 0;
         const seenOff = new Map<number, number>();
+        let lastDocument: DocumentVersion | undefined;
         for (const f of files) {
           const path = join(dir, f.name);
           r.files++;
@@ -67,6 +98,9 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
           if (!APPEND_PREFIXES.has(prefix)) {
             for (const rec of records)
               if (rec.ord !== 1 || rec.off !== 0) r.problems.push(`${path}: a document record must be ord 1 at byte 0, got ord ${rec.ord} at ${rec.off}`);
+            const version = documentVersion(header, records);
+            if (sameDocumentAgain(lastDocument, version)) r.relanded += records.length;
+            lastDocument = version;
             continue;
           }
           for (const [i, rec] of records.entries()) {
@@ -94,4 +128,38 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
     }
   }
   return r;
+}
+
+/** Every temporary file (`.tmp-…`) under `dir`, found without following links. */
+function findTemporaries(dir: string, out: Temporary[]): void {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) findTemporaries(path, out);
+    else if (e.name.startsWith('.tmp-')) {
+      const pid = tempWriterPid(e.name);
+      out.push(pid === undefined ? { path, writer: 'unknown' } : { path, pid, writer: processAlive(pid) ? 'alive' : 'gone' });
+    }
+  }
+}
+
+/**
+ * Lists the temporary files under the root (or one session). One whose writer is gone was left by
+ * a killed run: inside a session or a conversation chain it is a problem, since the next collect
+ * or parse there removes it and until then it is unfinished work; elsewhere (`_journal/`,
+ * `_metrics/`, the root's own state files) it is a warning, safe to delete.
+ */
+function reportTemporaries(r: VerifyReport, root: string, only: string | undefined): void {
+  findTemporaries(only ? join(root, only) : root, r.temporaries);
+  for (const t of r.temporaries) {
+    if (t.writer !== 'gone') continue;
+    const top = relative(root, t.path).split(sep)[0]!;
+    const swept = top === CONVERSATIONS || (isSessionEntryName(top) && top !== relative(root, t.path));
+    if (swept) r.problems.push(`${t.path}: a temporary file left by a writer that is gone (pid ${t.pid}); the next collect or parse of its session removes it`);
+  }
 }

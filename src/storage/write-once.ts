@@ -1,12 +1,47 @@
-import { chmodSync, closeSync, fsync, fsyncSync, openSync, renameSync, writeSync, unlinkSync, mkdirSync, linkSync } from 'node:fs';
+import { chmodSync, closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, writeSync, unlinkSync, mkdirSync, linkSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ScratchBuffer } from '../util/scratch-buffer.js';
+import { processAlive } from './lock.js';
 
 /** A temporary name beside `final`, unique to this process and call (its pid in the name tells a leftover's owner). */
 export function tempPath(final: string): string {
   return join(dirname(final), `.tmp-${basename(final)}-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+/** `tempPath`'s shape: `.tmp-<final name>-<writer pid>-<hex>`. */
+const TEMP_NAME = /^\.tmp-.+-(\d+)-[0-9a-f]+$/;
+
+/** The writer's pid a temporary name carries; undefined for a name that is not a temporary one or names no pid. */
+export function tempWriterPid(name: string): number | undefined {
+  const m = TEMP_NAME.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Removes the temporary files in `dir` whose writer process is gone: what a killed run left.
+ * A live writer's file is left alone (it may be mid-write); returns the paths removed.
+ */
+export function removeDeadTemporaries(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return []; // no directory, nothing left in it
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const pid = tempWriterPid(name);
+    if (pid === undefined || processAlive(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed.push(join(dir, name));
+    } catch {
+      /* removed by another sweeper meanwhile */
+    }
+  }
+  return removed;
 }
 
 /**

@@ -1,8 +1,9 @@
-import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import type { FileKind } from '../../formats/session-data/types.js';
 import { entryNameProblem } from '../../storage/entry-names.js';
+import { SourceLinks } from './source-links.js';
 import { AGENT_ID, AGENT_SIDECAR, AGENT_TRANSCRIPT, JOURNAL, MAIN_TRANSCRIPT, SESSION_ID, WORKFLOW_MANIFEST, slugifyPath, splitScriptName } from './paths.js';
 
 /** One collectable file and where it lands. */
@@ -89,30 +90,6 @@ function readDirents(dir: string): Dirent[] | 'gone' | Error {
   }
 }
 
-/** Some filesystems report no entry type; a symbolic link is judged by what it points at. */
-const typeUnknown = (e: Dirent) =>
-  !e.isFile() && !e.isDirectory() && !e.isSymbolicLink() && !e.isFIFO() && !e.isSocket() && !e.isBlockDevice() && !e.isCharacterDevice();
-
-function isDir(dir: string, e: Dirent): boolean {
-  if (e.isDirectory()) return true;
-  if (!typeUnknown(e) && !e.isSymbolicLink()) return false;
-  try {
-    return statSync(join(dir, e.name)).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function isFile(dir: string, e: Dirent): boolean {
-  if (e.isFile()) return true;
-  if (!typeUnknown(e) && !e.isSymbolicLink()) return false;
-  try {
-    return statSync(join(dir, e.name)).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Whether a name that becomes a directory under the storage root (a session id, an agent id, a
  * workflow run) is refused by the root's rule; a refused one is skipped with the reason.
@@ -144,6 +121,8 @@ export function discover(
   const bySession = new Map<string, { dirs: Set<string>; mainDir?: string; sources: SourceFile[] }>();
   const errors: { path: string; message: string }[] = [];
   const skipped: Skipped[] = [];
+  const links = new SourceLinks(root, skipped);
+  const found: SourceFile[] = [];
   const top = readDirents(root);
   if (top === 'gone') return { root, sessions: [], filteredOut: [], errors: [], skipped: [] };
   if (top instanceof Error) return { root, sessions: [], filteredOut: [], errors: [{ path: root, message: top.message }], skipped: [] };
@@ -157,7 +136,7 @@ export function discover(
   };
 
   for (const pe of top.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (!isDir(root, pe)) continue;
+    if (!links.is(root, pe, 'dir')) continue;
     const projectDir = pe.name;
     const pdPath = join(root, projectDir);
     beforeProjectDir?.(pdPath);
@@ -169,10 +148,10 @@ export function discover(
     }
     for (const e of entries) {
       const main = MAIN_TRANSCRIPT.exec(e.name);
-      if (main && isFile(pdPath, e)) {
+      if (main && links.is(pdPath, e, 'file')) {
         const session = main[1]!;
         if (nameRefused('session id', session, join(pdPath, e.name), skipped)) continue;
-        add({
+        found.push({
           session,
           projectDir,
           path: join(pdPath, e.name),
@@ -186,13 +165,16 @@ export function discover(
         });
         continue;
       }
-      if (SESSION_ID.test(e.name) && isDir(pdPath, e)) {
+      if (SESSION_ID.test(e.name) && links.is(pdPath, e, 'dir')) {
         if (nameRefused('session id', e.name, join(pdPath, e.name), skipped)) continue;
-        for (const s of sessionDirSources(root, projectDir, e.name, skipped)) add(s);
+        found.push(...sessionDirSources(root, projectDir, e.name, skipped, links));
       }
       // Anything else (memory/, tool-results/, sessions-index.json, …) is not a session.
     }
   }
+
+  // Links are resolved before sessions are formed: a file reached under two names is one source.
+  for (const s of links.once(found)) add(s);
 
   const keep = compileSessionFilter(filter);
   const sessions: DiscoveredSession[] = [];
@@ -211,17 +193,18 @@ export function discover(
   return { root, sessions, filteredOut, errors, skipped };
 }
 
-function sessionDirSources(root: string, projectDir: string, session: string, skipped: Skipped[]): SourceFile[] {
+function sessionDirSources(root: string, projectDir: string, session: string, skipped: Skipped[], links: SourceLinks): SourceFile[] {
   const out: SourceFile[] = [];
   const base = join(root, projectDir, session);
   const relBase = `${projectDir}/${session}`;
+  const listed = (dir: string) => (links.enter(dir) ? entriesInside(dir) : []);
   const children = (dir: string, relDir: string, batch: string | undefined) => {
-    for (const e of entriesInside(dir)) {
+    for (const e of listed(dir)) {
       const t = AGENT_TRANSCRIPT.exec(e.name);
       const m = t ? undefined : AGENT_SIDECAR.exec(e.name);
       const id = (t ?? m)?.[1];
       if (id === undefined) {
-        if (batch !== undefined && e.name === JOURNAL && isFile(dir, e)) {
+        if (batch !== undefined && e.name === JOURNAL && links.is(dir, e, 'file')) {
           out.push({
             session,
             projectDir,
@@ -237,7 +220,7 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
         }
         continue;
       }
-      if (!isFile(dir, e)) continue;
+      if (!links.is(dir, e, 'file')) continue;
       if (!AGENT_ID.test(id)) {
         skipped.push({ path: join(dir, e.name), why: `"${id}" is not an agent id (a${'[0-9a-f]'}{16})` });
         continue;
@@ -260,15 +243,15 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
   };
   const subagents = join(base, 'subagents');
   children(subagents, `${relBase}/subagents`, undefined);
-  for (const e of entriesInside(join(subagents, 'workflows'))) {
-    if (isDir(join(subagents, 'workflows'), e) && !nameRefused('workflow run', e.name, join(subagents, 'workflows', e.name), skipped)) {
+  for (const e of listed(join(subagents, 'workflows'))) {
+    if (links.is(join(subagents, 'workflows'), e, 'dir') && !nameRefused('workflow run', e.name, join(subagents, 'workflows', e.name), skipped)) {
       children(join(subagents, 'workflows', e.name), `${relBase}/subagents/workflows/${e.name}`, e.name);
     }
   }
   const workflows = join(base, 'workflows');
-  for (const e of entriesInside(workflows)) {
+  for (const e of listed(workflows)) {
     const m = WORKFLOW_MANIFEST.exec(e.name);
-    if (m && isFile(workflows, e) && !nameRefused('workflow run', m[1]!, join(workflows, e.name), skipped)) {
+    if (m && links.is(workflows, e, 'file') && !nameRefused('workflow run', m[1]!, join(workflows, e.name), skipped)) {
       out.push({
         session,
         projectDir,
@@ -284,9 +267,9 @@ function sessionDirSources(root: string, projectDir: string, session: string, sk
     }
   }
   const scripts = join(workflows, 'scripts');
-  for (const e of entriesInside(scripts)) {
+  for (const e of listed(scripts)) {
     const s = splitScriptName(e.name);
-    if (s && isFile(scripts, e) && !nameRefused('workflow run', s.run, join(scripts, e.name), skipped)) {
+    if (s && links.is(scripts, e, 'file') && !nameRefused('workflow run', s.run, join(scripts, e.name), skipped)) {
       out.push({
         session,
         projectDir,

@@ -9,10 +9,10 @@ import { chainInputDigest, encodeRound } from '../../formats/session-flow/encode
 import { applyRound } from '../../formats/session-flow/fold.js';
 import { PARSER, POLICY, SF_SCHEMA, type RoundHeader } from '../../formats/session-flow/types.js';
 import { chainDir, listRounds, loadChain, roundName, roundsDir, saveConversationState } from '../../storage/chain.js';
-import { loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
+import { indexDir, loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
 import { FileLock } from '../../storage/lock.js';
 import { sessionLockPath } from '../../storage/layout.js';
-import { WriteOnceFile } from '../../storage/write-once.js';
+import { removeDeadTemporaries, WriteOnceFile } from '../../storage/write-once.js';
 import { AszError } from '../../util/errors.js';
 import { diffAssembly } from './diff.js';
 
@@ -60,6 +60,7 @@ function freshIndex(root: string, session: string): SessionIndex | undefined {
   const lock = new FileLock(sessionLockPath(root, session));
   if (lock.tryAcquire()) {
     try {
+      removeDeadTemporaries(indexDir(root, session)); // a killed run's leftovers, under the lock that guards them
       const { index, problems } = updateIndex(root, session);
       if (problems.length) throw new AszError(problems.join('; '), session);
       return index;
@@ -83,6 +84,7 @@ export function parseSession(o: ParseOptions): ParseResult {
   mkdirSync(chainDir(root, session), { recursive: true });
   if (!lock.tryAcquire()) return { ...result, status: 'busy' };
   try {
+    for (const dir of [chainDir(root, session), roundsDir(root, session)]) removeDeadTemporaries(dir);
     // Under the lock: read the chain again, so a round written meanwhile is the head we extend.
     const { fold, rounds } = loadChain(root, session, { sweep: true });
     if (fold.parser && (fold.parser !== PARSER || fold.policy !== POLICY)) {

@@ -1,5 +1,5 @@
 /** Collecting one discovered session: its sources landed under its lock, and the report of a pass. */
-import { statSync, unlinkSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DiscoveredSession, SessionFilter, SourceFile } from '../../adapters/claude-code/discovery.js';
 import {
@@ -15,7 +15,8 @@ import { collectAppendSource, type SourceOutcome } from '../../storage/append-so
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import { FileLock } from '../../storage/lock.js';
-import { readIndexState, updateIndex } from '../../storage/index.js';
+import { indexDir, readIndexState, updateIndex } from '../../storage/index.js';
+import { removeDeadTemporaries } from '../../storage/write-once.js';
 import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
@@ -80,17 +81,15 @@ function converterFor(s: SourceFile): (b: Buffer) => ReturnType<typeof convertTr
   }
 }
 
-/** Removes temporary files a crashed writer left; safe only under the session's lock. */
+/**
+ * Removes the temporary files a killed writer left in a session (landed files, cursors, the
+ * index, session.state, token_metrics' state); a live writer's are left alone. Done under the session's lock.
+ */
 function sweepTemporaries(root: string, session: string): void {
-  for (const { dir } of landedDirs(root, session)) {
-    for (const name of listDir(dir))
-      if (name.startsWith('.tmp-'))
-        try {
-          unlinkSync(join(dir, name));
-        } catch {
-          /* ignore */
-        }
-  }
+  for (const { dir } of landedDirs(root, session)) removeDeadTemporaries(dir);
+  removeDeadTemporaries(join(root, session));
+  removeDeadTemporaries(indexDir(root, session));
+  removeDeadTemporaries(join(root, session, 'metrics'));
 }
 
 /**
@@ -177,7 +176,10 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
                 },
                 cursorPath,
               )
-            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now }, cursorPath);
+            : collectSnapshotSource(
+                { path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand },
+                cursorPath,
+              );
       } catch (err) {
         report.errors.push({ where: src.path, message: (err as Error).message });
         continue;
