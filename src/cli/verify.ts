@@ -11,6 +11,13 @@ export function runVerify(session: string | undefined, opts: { config?: string; 
   else {
     io.out(`checked ${r.sessions} session(s), ${r.streams} stream(s), ${r.files} file(s), ${r.records} record(s)`);
     io.out(`checked ${c.chains} conversation chain(s), ${c.rounds} round(s)`);
+    const q = r.quarantine;
+    if (q.files)
+      io.out(
+        `${q.records} record(s) in ${q.files} batch(es) are quarantined in ${q.dir}, by reason: ${Object.entries(q.reasons)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}`,
+      );
     if (r.relanded) io.out(`${r.relanded} record(s) landed more than once by an interrupted pass; assembly removes them`);
     if (r.problems.length === 0 && c.problems.length === 0) io.out('all landed data is contiguous and matches its digests; every round chain verifies');
     for (const p of [...r.problems, ...c.problems]) io.err(`problem: ${p}`);

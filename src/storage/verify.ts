@@ -3,6 +3,17 @@ import { readSessionData } from '../formats/session-data/decode.js';
 import type { Header } from '../formats/session-data/types.js';
 import { loadCursor } from './cursor.js';
 import { landedDirs, listDir, parseLandedName, isSessionEntryName } from './layout.js';
+import { listQuarantine, quarantineDir } from './quarantine.js';
+
+export interface QuarantineReport {
+  dir: string;
+  /** Parked batches (files) and the records in them. */
+  files: number;
+  records: number;
+  /** Records by reason (errno). */
+  reasons: Record<string, number>;
+  entries: { file: string; session: string; reason: string; records: number; at: string; error: string }[];
+}
 
 export interface VerifyReport {
   sessions: number;
@@ -11,6 +22,8 @@ export interface VerifyReport {
   records: number;
   /** Records whose source line had already landed (an interrupted pass); counted, not failed. */
   relanded: number;
+  /** Records parked in `_quarantine/` (they can never land where they belong): each is a problem too. */
+  quarantine: QuarantineReport;
   problems: string[];
 }
 
@@ -24,7 +37,9 @@ const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'otlp_log',
  * the records reach it (an `end gap` otherwise).
  */
 export function verifyRoot(root: string, only?: string): VerifyReport {
-  const r: VerifyReport = { sessions: 0, streams: 0, files: 0, records: 0, relanded: 0, problems: [] };
+  const r: VerifyReport = { sessions: 0, streams: 0, files: 0, records: 0, relanded: 0, quarantine: quarantineReport(root, only), problems: [] };
+  for (const q of r.quarantine.entries)
+    r.problems.push(`${q.file}: ${q.records} record(s) of session ${JSON.stringify(q.session)} are quarantined (${q.reason}: ${q.error}), landed nowhere else`);
   const sessions = only ? [only] : listDir(root).filter(isSessionEntryName).sort();
   for (const session of sessions) {
     const dirs = landedDirs(root, session);
@@ -94,4 +109,18 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
     }
   }
   return r;
+}
+
+/** What `_quarantine/` holds (of one session, when given). */
+export function quarantineReport(root: string, only?: string): QuarantineReport {
+  const entries = listQuarantine(root).filter((q) => !only || q.session === only);
+  const reasons: Record<string, number> = {};
+  for (const q of entries) reasons[q.reason] = (reasons[q.reason] ?? 0) + q.records;
+  return {
+    dir: quarantineDir(root),
+    files: entries.length,
+    records: entries.reduce((n, q) => n + q.records, 0),
+    reasons,
+    entries: entries.map(({ file, session, reason, records, at, error }) => ({ file, session, reason, records, at, error })),
+  };
 }
