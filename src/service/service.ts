@@ -199,6 +199,14 @@ export class Service implements Host {
     }
     if (!this.lastPass) reasons.push('no pass has finished yet');
     else if (!this.lastPass.ok) reasons.push(`pass ${this.lastPass.pass} failed: ${this.lastPass.problems.join('; ')}`);
-    return { healthy: reasons.length === 0, reasons, degraded, startedAt: this.startedAt, components, lastPass: this.lastPass, passes: this.scheduler?.passes ?? 0 };
+    return {
+      healthy: reasons.length === 0,
+      reasons,
+      degraded,
+      startedAt: this.startedAt,
+      components,
+      lastPass: this.lastPass,
+      passes: this.scheduler?.passes ?? 0,
+    };
   }
 }

@@ -86,7 +86,10 @@ describe('a record that can never land', () => {
 
     const q = readdirSync(join(root, '_quarantine'));
     expect(q).toHaveLength(1);
-    const lines = readFileSync(join(root, '_quarantine', q[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(join(root, '_quarantine', q[0]!), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ t: 'quarantine', reason: 'ENOTDIR', session: BLOCKED, records: 5, receiver: 'claude_code_otlp' });
     expect(lines.filter((l) => l.t === undefined && typeof l.sha === 'string')).toHaveLength(5);
 

@@ -184,7 +184,10 @@ export class ExportHandler {
     if (j) out.push(j.message);
     if (this.lander?.failed) out.push(`the landing thread failed (accepted requests wait in the journal for the next start): ${this.lander.failed.message}`);
     const failing = this.lander?.failing;
-    if (failing) out.push(`landing is failing since ${new Date(failing.sinceMs).toISOString()} (accepted requests wait in the journal and landing retries): ${failing.message}`);
+    if (failing)
+      out.push(
+        `landing is failing since ${new Date(failing.sinceMs).toISOString()} (accepted requests wait in the journal and landing retries): ${failing.message}`,
+      );
     return out;
   }
 

@@ -56,9 +56,13 @@ export class Parking {
     } catch (qerr) {
       // The quarantine cannot take them either (a full disk, say): they stay in the journal.
       this.transient(`could not quarantine the records of session ${session}: ${(qerr as Error).message}`);
-      this.log('error', `the records of session ${session} cannot land (${message}) and could not be quarantined; they stay in the journal: ${(qerr as Error).message}`, {
-        session,
-      });
+      this.log(
+        'error',
+        `the records of session ${session} cannot land (${message}) and could not be quarantined; they stay in the journal: ${(qerr as Error).message}`,
+        {
+          session,
+        },
+      );
       return false;
     }
     this.parked.set(reason, (this.parked.get(reason) ?? 0) + work.records);
