@@ -11,6 +11,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { runCli, writeConfig } from '../helpers/cli.js';
 import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
 import { sessionLockPath } from '../../src/storage/layout.js';
 import { ccLogsRequest, httpPost } from '../helpers/otlp.js';
@@ -155,5 +156,37 @@ describe('full and read-only disks under the OTLP receiver', () => {
         await r.shutdown(5000);
       }
     },
+  );
+});
+
+describe('full disk under aszcol collect', () => {
+  (mountable ? test : test.skip)(
+    mountable
+      ? 'collect --once on a full storage root exits 1 naming the path, and lands everything once space returns (on a real 2 MiB tmpfs)'
+      : 'collect --once on a full storage root (skipped: mounting a tmpfs was refused, not root)',
+    async () => {
+      const base = tempDir('aszcol-collect-full-');
+      const root = smallDisk()!;
+      const src = join(base, 'projects');
+      const session = '7e1f0c2a-2222-4333-8444-000000000001';
+      mkdirSync(join(src, '-w'), { recursive: true });
+      writeFileSync(
+        join(src, '-w', `${session}.jsonl`),
+        JSON.stringify({ type: 'user', sessionId: session, uuid: 'u1', timestamp: '2026-11-30T05:00:00Z', message: { role: 'user', content: 'hi' } }) + '\n',
+      );
+      const config = writeConfig(base, root, src);
+      const filler = fill(root);
+      const full = await runCli(['collect', '--once', '--config', config]);
+      expect(full.code).toBe(1);
+      expect(full.stderr).toMatch(/ENOSPC/);
+      expect(full.stderr).toContain(root);
+      expect(full.stderr).not.toMatch(/\n\s+at /); // a sentence, not a stack
+      unlinkSync(filler);
+      const again = await runCli(['collect', '--once', '--config', config]);
+      expect(again.stderr).toBe('');
+      expect(again.code).toBe(0);
+      expect(recordsOf(landedFiles(root, session))).toHaveLength(1);
+    },
+    60_000,
   );
 });
