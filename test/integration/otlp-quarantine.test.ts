@@ -8,6 +8,7 @@
  * within its shutdown_timeout.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { segmentName } from '../../src/receivers/claude-code-otlp/journal-format.js';
@@ -126,4 +127,57 @@ describe('a record that can never land', () => {
     const json = await runCli(['verify', '--config', config, '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ quarantine: { files: 1, records: 5, reasons: { ENOTDIR: 5 } } });
   }, 60_000);
+});
+
+/** A tmpfs mounted read-only at `dir`, or false when mounting is refused (not root). */
+function readOnlyMount(dir: string): boolean {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,ro', 'tmpfs', dir], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Decided before the tests are named: whether this process may mount a filesystem. */
+const canMount = (() => {
+  const probe = tempDir('aszcol-mount-probe-');
+  if (!readOnlyMount(probe)) return false;
+  execFileSync('umount', [probe], { stdio: 'ignore' });
+  return true;
+})();
+
+describe('landing that fails for a reason that may pass', () => {
+  (canMount ? test : test.skip)(
+    `health says unavailable (503) while it fails, nothing is quarantined, and ok once the disk takes writes again (${canMount ? 'a read-only tmpfs under the session' : 'skipped: mounting a tmpfs was refused, not root'})`,
+    async () => {
+      const { root, config } = setup();
+      const dir = join(root, HEALTHY);
+      mkdirSync(dir);
+      expect(readOnlyMount(dir)).toBe(true);
+      const svc = startService(['--config', config]);
+      try {
+        const a = await svc.addresses();
+        const healthUrl = `http://${a['extensions/health_check.endpoint']}/`;
+        expect(
+          (await httpPost(a['receivers/claude_code_otlp.http']!, '/v1/logs', ccLogsRequest(HEALTHY), { 'content-type': 'application/x-protobuf' })).status,
+        ).toBe(200);
+        const down = await pollHttp(healthUrl, (s) => s === 503);
+        expect(down.status).toBe(503);
+        const body = JSON.parse(down.body) as { status: string; reasons: string[] };
+        expect(body.status).toBe('unavailable');
+        expect(body.reasons.join('\n')).toMatch(new RegExp(`landing is failing.*${HEALTHY}`));
+        expect(existsSync(join(root, '_quarantine'))).toBe(false);
+        execFileSync('mount', ['-o', 'remount,rw', dir], { stdio: 'ignore' });
+        expect(await eventually(() => recordsOf(landedFiles(root, HEALTHY)).length === 5, 10_000, 50)).toBe(true);
+        const up = await pollHttp(healthUrl, (s) => s === 200);
+        expect(JSON.parse(up.body)).toMatchObject({ status: 'ok', reasons: [] });
+      } finally {
+        svc.child.kill('SIGTERM');
+        await svc.exited;
+        execFileSync('umount', [dir], { stdio: 'ignore' });
+      }
+    },
+    60_000,
+  );
 });
