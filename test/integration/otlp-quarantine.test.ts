@@ -16,11 +16,16 @@ import { parseKv } from '../../src/storage/kv-text.js';
 import { runCli } from '../helpers/cli.js';
 import { ccLogsRequest, httpPost } from '../helpers/otlp.js';
 import { landedFiles, recordsOf } from '../helpers/root.js';
-import { pollHttp, startService } from '../helpers/service.js';
+import { pollHttp, startService, type RunningService } from '../helpers/service.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { eventually } from '../helpers/wait.js';
 
-afterAll(cleanupTemp);
+/** Services started here: one a failed test left running is ended at the end. */
+const started: RunningService[] = [];
+afterAll(() => {
+  for (const svc of started) if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill('SIGKILL');
+  cleanupTemp();
+});
 
 const BLOCKED = '11111111-2222-4333-8444-000000000001';
 const HEALTHY = '11111111-2222-4333-8444-000000000002';
@@ -69,6 +74,7 @@ describe('a record that can never land', () => {
     // The session's directory path is taken by a file: landing it fails with ENOTDIR, every time.
     writeFileSync(join(root, BLOCKED), 'not a directory\n');
     const svc = startService(['--config', config]);
+    started.push(svc);
     const a = await svc.addresses();
     const http = a['receivers/claude_code_otlp.http']!;
     const healthUrl = `http://${a['extensions/health_check.endpoint']}/`;
