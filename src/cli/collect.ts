@@ -39,6 +39,12 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
       const r = await collector.passAsync();
       reportPass(r, io, !!opts.json);
       return passIsClean(r) ? EXIT.ok : EXIT.problem;
+    } catch (err) {
+      // A disk that refuses writes (full, read-only): say which path, exit 1; nothing landed is lost.
+      const e = err as NodeJS.ErrnoException;
+      if (!e.code) throw err;
+      io.err(`aszcol: collect: ${e.message}${e.path && !e.message.includes(e.path) ? ` (${e.path})` : ''}`);
+      return EXIT.problem;
     } finally {
       await collector.close();
     }

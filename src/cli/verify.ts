@@ -13,6 +13,13 @@ export function runVerify(session: string | undefined, opts: { config?: string; 
   else {
     io.out(`checked ${r.sessions} session(s), ${r.streams} stream(s), ${r.files} file(s), ${r.records} record(s)`);
     io.out(`checked ${c.chains} conversation chain(s), ${c.rounds} round(s)`);
+    const q = r.quarantine;
+    if (q.files)
+      io.out(
+        `${q.records} record(s) in ${q.files} batch(es) are quarantined in ${q.dir}, by reason: ${Object.entries(q.reasons)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}`,
+      );
     if (r.relanded)
       io.out(
         `${r.relanded} record(s) landed more than once by an interrupted pass (a line at the byte it landed at before, or a document version identical to the one before it); assembly reads each once`,

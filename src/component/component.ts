@@ -85,6 +85,18 @@ export interface Component {
   send?: StageHook;
   /** Addresses it listens on, by name (`grpc`, `http`, `endpoint`); logged once started. */
   addresses?(): Record<string, string>;
+  /** How it is doing between passes, for health; read on every health request, so cheap. Absent means fine. */
+  health?(): ComponentHealth;
+}
+
+/**
+ * A component's own word on its health. `unavailable`: it cannot do its work now (landing fails on
+ * a full disk): health answers 503. `degraded`: it works, but something needs a person (records
+ * parked in the quarantine): health answers 200 with status `degraded`.
+ */
+export interface ComponentHealth {
+  unavailable?: string[];
+  degraded?: string[];
 }
 
 /** Counters a component reports into the service's own metrics (`aszcol_*`). */
@@ -103,6 +115,8 @@ export interface ComponentTelemetry {
   spoolBytes(n: number): void;
   /** Records landed as Session Data (`aszcol_landed_records_total`). */
   landed(n: number): void;
+  /** Receivers: records parked in the quarantine, by reason (`aszcol_receiver_quarantined_records_total`). */
+  quarantined(n: number, reason: string): void;
   /** Sources whose cursor is in conflict now (`aszcol_sources_in_conflict`). */
   sourcesInConflict(n: number): void;
   /** Exporters: items the backend accepted (`aszcol_exporter_sent_<signal>_total`). */
@@ -133,10 +147,12 @@ export interface PassStatus {
 }
 
 export interface ServiceStatus {
-  /** Every component started and the last pass succeeded. */
+  /** Every component started, none says it is unavailable, and the last pass succeeded. */
   healthy: boolean;
   /** Why not, in words, when not. */
   reasons: string[];
+  /** Healthy, but something needs a person (records in the quarantine), in words; empty when nothing does. */
+  degraded: string[];
   startedAt?: string;
   components: ComponentStatus[];
   lastPass?: PassStatus;

@@ -189,9 +189,24 @@ export class Service implements Host {
       ...(i.addresses ? { addresses: i.addresses } : {}),
     }));
     const reasons: string[] = [];
+    const degraded: string[] = [];
     for (const c of components) if (c.state !== 'started') reasons.push(`${c.kind}s/${c.id} is ${c.state}${c.error ? `: ${c.error}` : ''}`);
+    for (const i of this.instances) {
+      if (i.state !== 'started') continue;
+      const h = i.component.health?.();
+      for (const r of h?.unavailable ?? []) reasons.push(`${i.kind}s/${i.id}: ${r}`);
+      for (const r of h?.degraded ?? []) degraded.push(`${i.kind}s/${i.id}: ${r}`);
+    }
     if (!this.lastPass) reasons.push('no pass has finished yet');
     else if (!this.lastPass.ok) reasons.push(`pass ${this.lastPass.pass} failed: ${this.lastPass.problems.join('; ')}`);
-    return { healthy: reasons.length === 0, reasons, startedAt: this.startedAt, components, lastPass: this.lastPass, passes: this.scheduler?.passes ?? 0 };
+    return {
+      healthy: reasons.length === 0,
+      reasons,
+      degraded,
+      startedAt: this.startedAt,
+      components,
+      lastPass: this.lastPass,
+      passes: this.scheduler?.passes ?? 0,
+    };
   }
 }

@@ -20,6 +20,7 @@ export class ServiceTelemetry {
   private readonly sentC = new Map<TelemetrySignal, Counter<'exporter'>>();
   private readonly failedC = new Map<TelemetrySignal, Counter<'exporter' | 'reason'>>();
   private readonly landedC: Counter<'receiver'>;
+  private readonly quarantinedC: Counter<'receiver' | 'reason'>;
   private readonly requestsC: Counter<'receiver' | 'transport'>;
   private readonly refusedRequestsC: Counter<'receiver' | 'reason'>;
   private readonly spool: Gauge<'receiver'>;
@@ -77,6 +78,12 @@ export class ServiceTelemetry {
       labelNames: ['receiver'],
       registers,
     });
+    this.quarantinedC = new Counter({
+      name: 'aszcol_receiver_quarantined_records_total',
+      help: 'Records a receiver accepted that can never land where they belong, parked in the quarantine (_quarantine/), by reason.',
+      labelNames: ['receiver', 'reason'],
+      registers,
+    });
     this.requestsC = new Counter({
       name: 'aszcol_receiver_requests_total',
       help: 'Requests a receiver took, by transport.',
@@ -124,6 +131,7 @@ export class ServiceTelemetry {
       refusedRequests: (n, reason) => this.refusedRequestsC.inc({ receiver: id, reason }, n),
       spoolBytes: (n) => this.spool.set({ receiver: id }, n),
       landed: (n) => this.landedC.inc({ receiver: id }, n),
+      quarantined: (n, reason) => this.quarantinedC.inc({ receiver: id, reason }, n),
       sourcesInConflict: (n) => this.conflicts.set({ receiver: id }, n),
       sent: (s, n) => this.sentC.get(s)!.inc({ exporter: id }, n),
       sendFailed: (s, n, reason) => this.failedC.get(s)!.inc({ exporter: id, reason }, n),

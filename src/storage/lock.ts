@@ -100,18 +100,27 @@ export class FileLock {
   }
 
   private create(): boolean {
+    let fd: number;
     try {
-      const fd = openSync(this.path, 'wx', 0o644);
-      try {
-        writeSync(fd, this.token);
-      } finally {
-        closeSync(fd);
-      }
-      return true;
+      fd = openSync(this.path, 'wx', 0o644);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw err;
+      throw namingPath(err as NodeJS.ErrnoException, this.path);
     }
+    try {
+      writeSync(fd, this.token);
+    } catch (err) {
+      // A lock file without its holder (a full disk) would look held by nobody we could check: remove it.
+      try {
+        unlinkSync(this.path);
+      } catch {
+        /* gone */
+      }
+      throw namingPath(err as NodeJS.ErrnoException, this.path);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
   }
 
   private readHolder(): string | undefined {
@@ -129,4 +138,10 @@ function isStale(holder: string): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return holder.length > 0 ? false : true;
   if (host !== hostname()) return false; // cannot judge a process on another host
   return !processAlive(pid);
+}
+
+/** The error of a system call on `path` that did not say which (a write on a descriptor), saying it, errno kept. */
+function namingPath(err: NodeJS.ErrnoException, path: string): NodeJS.ErrnoException {
+  if (err.path || !err.code) return err;
+  return Object.assign(new Error(`cannot write the lock file ${path}: ${err.message}`), { code: err.code, syscall: err.syscall, path });
 }

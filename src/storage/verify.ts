@@ -7,6 +7,17 @@ import { loadCursor } from './cursor.js';
 import { processAlive } from './lock.js';
 import { tempWriterPid } from './write-once.js';
 import { landedDirs, listDir, parseLandedName, isSessionEntryName } from './layout.js';
+import { listQuarantine, quarantineDir } from './quarantine.js';
+
+export interface QuarantineReport {
+  dir: string;
+  /** Parked batches (files) and the records in them. */
+  files: number;
+  records: number;
+  /** Records by reason (errno). */
+  reasons: Record<string, number>;
+  entries: { file: string; session: string; reason: string; records: number; at: string; error: string }[];
+}
 
 export interface VerifyReport {
   sessions: number;
@@ -19,6 +30,8 @@ export interface VerifyReport {
    * document version identical to the version before it (same source, same content).
    */
   relanded: number;
+  /** Records parked in `_quarantine/` (they can never land where they belong): each is a problem too. */
+  quarantine: QuarantineReport;
   problems: string[];
   /** Temporary files found: a live writer's are a warning; a gone writer's (a killed run's leftovers) are also a problem. */
   temporaries: Temporary[];
@@ -53,7 +66,18 @@ function sameDocumentAgain(before: DocumentVersion | undefined, now: DocumentVer
  * the records reach it (an `end gap` otherwise).
  */
 export function verifyRoot(root: string, only?: string): VerifyReport {
-  const r: VerifyReport = { sessions: 0, streams: 0, files: 0, records: 0, relanded: 0, problems: [], temporaries: [] };
+  const r: VerifyReport = {
+    sessions: 0,
+    streams: 0,
+    files: 0,
+    records: 0,
+    relanded: 0,
+    quarantine: quarantineReport(root, only),
+    problems: [],
+    temporaries: [],
+  };
+  for (const q of r.quarantine.entries)
+    r.problems.push(`${q.file}: ${q.records} record(s) of session ${JSON.stringify(q.session)} are quarantined (${q.reason}: ${q.error}), landed nowhere else`);
   reportTemporaries(r, root, only);
   const sessions = only ? [only] : listDir(root).filter(isSessionEntryName).sort();
   for (const session of sessions) {
@@ -162,4 +186,18 @@ function reportTemporaries(r: VerifyReport, root: string, only: string | undefin
     const swept = top === CONVERSATIONS || (isSessionEntryName(top) && top !== relative(root, t.path));
     if (swept) r.problems.push(`${t.path}: a temporary file left by a writer that is gone (pid ${t.pid}); the next collect or parse of its session removes it`);
   }
+}
+
+/** What `_quarantine/` holds (of one session, when given). */
+export function quarantineReport(root: string, only?: string): QuarantineReport {
+  const entries = listQuarantine(root).filter((q) => !only || q.session === only);
+  const reasons: Record<string, number> = {};
+  for (const q of entries) reasons[q.reason] = (reasons[q.reason] ?? 0) + q.records;
+  return {
+    dir: quarantineDir(root),
+    files: entries.length,
+    records: entries.reduce((n, q) => n + q.records, 0),
+    reasons,
+    entries: entries.map(({ file, session, reason, records, at, error }) => ({ file, session, reason, records, at, error })),
+  };
 }

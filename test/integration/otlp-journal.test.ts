@@ -372,7 +372,7 @@ describe('the receiver journal', () => {
       }
     });
 
-    test('a session whose last landed file cannot be read: the error is logged each try, and the session lock is never left behind', async () => {
+    test('a session whose last landed file cannot be read: its new records are quarantined (they would fail the same way each try), the journal moves on, and the session lock is never left behind', async () => {
       const root = tempDir('aszcol-journal-unreadable-');
       let r = await start(root);
       expect((await httpPost(r.addresses().http!, '/v1/logs', ccLogsRequest('J-bad', 0), PB)).status).toBe(200);
@@ -386,10 +386,11 @@ describe('the receiver journal', () => {
       r = await start(root);
       try {
         expect((await httpPost(r.addresses().http!, '/v1/logs', ccLogsRequest('J-bad', 5, 9, 'b'), PB)).status).toBe(200);
-        expect(await r.landed(1000)).toBe(false);
-        expect(await eventually(() => logs.some((l) => /^error could not land the records of session J-bad/.test(l)))).toBe(true);
+        expect(await r.landed(5000)).toBe(true);
+        expect(logs.some((l) => /^error the 5 records of session "J-bad" can never land .* quarantined in .*_quarantine/.test(l))).toBe(true);
         expect(existsSync(sessionLockPath(root, 'J-bad'))).toBe(false);
-        expect(r.stats().waiting_sessions).toBe(1);
+        expect(r.stats()).toMatchObject({ waiting_sessions: 0, quarantined_records: { internal: 5 } });
+        expect(readdirSync(join(root, '_quarantine'))).toHaveLength(1);
       } finally {
         await r.shutdown(1500); // what cannot land stays in the journal
       }

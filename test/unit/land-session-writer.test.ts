@@ -39,7 +39,7 @@ async function land(writer: SessionWriter, work: SessionWork): Promise<boolean |
   const finish = writer.prepare(round, SESSION, work);
   if (!finish) return undefined;
   await round.land();
-  return finish();
+  return finish() === undefined;
 }
 
 function landedFiles(root: string) {

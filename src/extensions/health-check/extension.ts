@@ -7,8 +7,10 @@ import { closeServer, listen } from '../../component/http.js';
 import type { HealthCheckConfig } from './config.js';
 
 /**
- * Answers 200 when every component started and the last pass succeeded, 503 otherwise; the
- * JSON body says which component or pass is the reason. A probe reads only the status code.
+ * Answers 503 (`unavailable`) when a component did not start, says it cannot do its work now
+ * (landing failing on a full disk), or the last pass failed; 200 `degraded` when all works but
+ * something needs a person (records in the quarantine); 200 `ok` otherwise. The JSON body says
+ * which component or pass is the reason. A probe reads only the status code.
  */
 export class HealthCheckExtension implements Component {
   private server: Server | undefined;
@@ -24,9 +26,10 @@ export class HealthCheckExtension implements Component {
     app.disable('x-powered-by');
     app.get(this.cfg.path, (_req, res) => {
       const st = this.s.host.status();
+      const status = !st.healthy ? 'unavailable' : st.degraded.length ? 'degraded' : 'ok';
       res.status(st.healthy ? 200 : 503).json({
-        status: st.healthy ? 'ok' : 'unavailable',
-        reasons: st.reasons,
+        status,
+        reasons: [...st.reasons, ...st.degraded],
         started_at: st.startedAt ?? null,
         components: Object.fromEntries(st.components.map((c) => [`${c.kind}s/${c.id}`, c.error ? { state: c.state, error: c.error } : { state: c.state }])),
         last_pass: st.lastPass

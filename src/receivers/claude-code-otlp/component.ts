@@ -1,7 +1,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { OtlpReceiverConfig } from './config.js';
 import type { OtlpReceiver, OtlpReceiverStats } from './index.js';
-import type { Component, ComponentSettings, StageResult, TelemetrySignal } from '../../component/component.js';
+import type { Component, ComponentHealth, ComponentSettings, StageResult, TelemetrySignal } from '../../component/component.js';
+import { quarantineDir, quarantineFileCount } from '../../storage/quarantine.js';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
 
@@ -98,6 +99,26 @@ export class OtlpReceiverComponent implements Component {
     this.sync();
   }
 
+  /**
+   * Unavailable while the receiver cannot take or land requests (its journal failed, or landing
+   * has been failing for more than a round: a full or read-only disk); degraded while the storage
+   * root's quarantine holds anything (records that can never land where they belong wait for a
+   * person; removing them clears it).
+   */
+  health(): ComponentHealth {
+    const unavailable = this.receiver?.problems() ?? [];
+    const files = quarantineFileCount(this.s.storageRoot);
+    const thisRun = Object.entries(this.receiver?.stats().quarantined_records ?? {})
+      .map(([reason, n]) => `${n} ${reason}`)
+      .join(', ');
+    const degraded = files
+      ? [
+          `${files} batch(es) of records that can never land where they belong are quarantined in ${quarantineDir(this.s.storageRoot)}${thisRun ? ` (records since start: ${thisRun})` : ''}; \`aszcol verify\` lists them`,
+        ]
+      : [];
+    return { ...(unavailable.length ? { unavailable } : {}), ...(degraded.length ? { degraded } : {}) };
+  }
+
   /** Adds what changed since the last call to the service's counters; returns the deltas. */
   private sync(): Record<string, number> {
     if (!this.receiver) return {};
@@ -127,6 +148,11 @@ export class OtlpReceiverComponent implements Component {
     g.bytes.set({ receiver: this.s.id }, now.journal_bytes);
     g.waiting.set({ receiver: this.s.id }, now.waiting_sessions);
     g.damaged.inc({ receiver: this.s.id }, delta(now.damaged_entries, prev?.damaged_entries));
+    for (const [reason, n] of Object.entries(now.quarantined_records)) {
+      const d = delta(n, prev?.quarantined_records[reason]);
+      if (d) t.quarantined(d, reason);
+      if (d) out[`quarantined_${reason}`] = d;
+    }
     out.landed_records = landed;
     return out;
   }

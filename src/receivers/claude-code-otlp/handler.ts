@@ -111,6 +111,7 @@ export class ExportHandler {
       this.stats.landed.records += p.records;
       this.stats.landed.spool_files += p.spoolFiles;
       this.stats.damaged_entries += p.damaged;
+      for (const [reason, n] of Object.entries(p.quarantined)) this.stats.quarantined_records[reason] = (this.stats.quarantined_records[reason] ?? 0) + n;
       this.stats.spool_bytes = p.spoolBytes;
       // A head index, not shift(): thousands wait at once under load, and shift is linear in them.
       let n = this.metricsPendingHead;
@@ -182,6 +183,11 @@ export class ExportHandler {
     const j = this.journal.failed;
     if (j) out.push(j.message);
     if (this.lander?.failed) out.push(`the landing thread failed (accepted requests wait in the journal for the next start): ${this.lander.failed.message}`);
+    const failing = this.lander?.failing;
+    if (failing)
+      out.push(
+        `landing is failing since ${new Date(failing.sinceMs).toISOString()} (accepted requests wait in the journal and landing retries): ${failing.message}`,
+      );
     return out;
   }
 

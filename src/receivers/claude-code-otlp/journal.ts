@@ -248,8 +248,10 @@ export class Journal {
 
   private openSegment(base: number, fresh: boolean): Segment {
     const path = join(this.dir, segmentName(base));
-    // A fresh segment left empty by a rotation that failed halfway is taken as it is.
-    const fd = openSync(path, fresh && !(existsSync(path) && statSync(path).size === 0) ? 'wx' : 'a', 0o600);
+    // A fresh segment left empty by a rotation that failed halfway is taken as it is. Always in
+    // append mode: after a short write is cut back (cutBack), the next entry must go at the new
+    // end, not at the file offset the short write left (which would leave a hole of zeros).
+    const fd = openSync(path, fresh && !(existsSync(path) && statSync(path).size === 0) ? 'ax' : 'a', 0o600);
     try {
       if (fresh) fsyncDir(this.dir, { strict: true }); // the new name must survive a crash before its first entry is answered
     } catch (err) {
@@ -310,14 +312,17 @@ export class Journal {
     const start = this.fileEnd;
     this.queued = [];
     this.queuedBytes = 0;
+    const written = { bytes: 0 };
     try {
-      writeFully(seg.fd, parts, total);
+      writeFully(seg.fd, parts, total, written);
     } catch (err) {
       const e = new AszError(`cannot append to the receiver's journal in ${this.dir}: ${(err as Error).message}`, 'receivers.claude_code_otlp');
       const refused = this.waiters.filter((w) => w.end > start);
       this.waiters = this.waiters.filter((w) => w.end <= start);
       for (const w of refused) w.reject(e);
-      this.cutBack(start, err as Error);
+      // A write refused whole (a full or read-only disk) left the segment as it was: nothing to cut,
+      // and the journal takes the next request as soon as the disk does.
+      if (written.bytes > 0) this.cutBack(start, err as Error);
       return;
     }
     this.fileEnd = start + total;
@@ -471,9 +476,9 @@ export class Journal {
   }
 }
 
-/** Writes `parts` (`total` bytes) at the file's end with one system call, more only after a short write. */
-function writeFully(fd: number, parts: Uint8Array[], total: number): void {
-  let done = writevSync(fd, parts);
+/** Writes `parts` (`total` bytes) at the file's end with one system call, more only after a short write; `written` says how far it got. */
+function writeFully(fd: number, parts: Uint8Array[], total: number, written: { bytes: number }): void {
+  let done = (written.bytes = writevSync(fd, parts));
   while (done < total) {
     // Rare: find where the short write stopped and write the rest.
     let skip = done;
@@ -481,5 +486,6 @@ function writeFully(fd: number, parts: Uint8Array[], total: number): void {
     while (skip >= parts[i]!.length) skip -= parts[i++]!.length;
     const rest = [parts[i]!.subarray(skip), ...parts.slice(i + 1)];
     done += writevSync(fd, rest);
+    written.bytes = done;
   }
 }

@@ -22,6 +22,8 @@ export class Lander {
   landedThrough: number;
   spoolBytes = 0;
   waitingSessions = 0;
+  /** Set while landing is failing for a reason that may pass (a full or read-only disk): the thread's last word on it. */
+  failing: { message: string; sinceMs: number } | undefined;
   /** Called with each progress report (counts are increments). */
   onProgress: (p: LandProgress) => void = () => {};
 
@@ -59,8 +61,11 @@ export class Lander {
             this.landedThrough = m.landedThrough;
             this.spoolBytes = m.spoolBytes;
             this.waitingSessions = m.waitingSessions;
+            this.failing = m.failing;
             this.onProgress(m);
             this.waiters = this.waiters.filter((x) => (x.position <= m.landedThrough ? (x.resolve(true), false) : true));
+            // Landing is failing (the disk is full, say): whoever waits is told now, not at their timeout.
+            if (m.failing) this.wakeAll();
             break;
           case 'reply': {
             const r = this.replies.get(m.id);
@@ -143,10 +148,10 @@ export class Lander {
     return this.rescan;
   }
 
-  /** Resolves when everything before `position` has landed, or after `timeoutMs`; says which. */
+  /** Resolves when everything before `position` has landed (true), or after `timeoutMs` or while landing is failing (false). */
   landed(position: number, timeoutMs: number): Promise<boolean> {
     if (this.landedThrough >= position) return Promise.resolve(true);
-    if (this.failure) return Promise.resolve(false);
+    if (this.failure || this.failing) return Promise.resolve(false);
     // Someone waits: landing stops pacing itself until it is past this position.
     if (position > Number(Atomics.load(this.pace, PACE_WANTED))) Atomics.store(this.pace, PACE_WANTED, BigInt(position));
     return new Promise((resolve) => {

@@ -33,6 +33,8 @@ export interface OtlpReceiverStats {
   waiting_sessions: number;
   /** Journal stretches that could not be landed (damage on disk, or a request the converter refused), kept aside. */
   damaged_entries: number;
+  /** Records parked in the storage root's quarantine (they can never land where they belong), by reason. */
+  quarantined_records: Record<string, number>;
 }
 
 export function emptyStats(): OtlpReceiverStats {
@@ -47,6 +49,7 @@ export function emptyStats(): OtlpReceiverStats {
     journal_bytes: 0,
     waiting_sessions: 0,
     damaged_entries: 0,
+    quarantined_records: {},
   };
 }
 
@@ -62,5 +65,6 @@ export function cloneStats(s: OtlpReceiverStats): OtlpReceiverStats {
     journal_bytes: s.journal_bytes,
     waiting_sessions: s.waiting_sessions,
     damaged_entries: s.damaged_entries,
+    quarantined_records: { ...s.quarantined_records },
   };
 }

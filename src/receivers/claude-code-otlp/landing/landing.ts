@@ -7,7 +7,10 @@
  * once, never lost.
  *
  * A session whose lock another collector holds keeps its records here, in order, and is tried
- * again each round; the journal is kept from its first waiting entry on. The state files are
+ * again each round; the journal is kept from its first waiting entry on. A session whose records
+ * fail to land for a reason that will not pass (its path is refused for good) has them parked in
+ * the quarantine (parking.ts) and is forgotten, so they never hold the journal; one that fails for
+ * a reason that may pass (a full or read-only disk) keeps them here and is retried, backing off. The state files are
  * written when things have been quiet for a moment and at shutdown, not per round.
  *
  * Everything here is synchronous but the syncs of a round's files. While a round waits for its
@@ -18,6 +21,7 @@ import { sessionLockPath } from '../../../storage/layout.js';
 import { JournalReader } from './journal-reader.js';
 import type { LandLog, LandWorkerInit, WorkerMessage, WorkerRequest } from './messages.js';
 import { PACE_POLL_MS, Pacing } from './pacing.js';
+import { Parking } from './parking.js';
 import { Round } from './round.js';
 import { SessionWriter } from './session-writer.js';
 import { SpoolWriter } from './spool-writer.js';
@@ -47,6 +51,7 @@ export class Landing {
   private readonly sessions: SessionWriter;
   private readonly spool: SpoolWriter;
   private readonly pacing: Pacing;
+  private readonly parking: Parking;
   private landedFiles = 0;
   private landedRecords = 0;
   private landedSpoolFiles = 0;
@@ -67,6 +72,7 @@ export class Landing {
     this.sessions = new SessionWriter(init.root, this.log);
     this.spool = new SpoolWriter(init.root, this.log);
     this.pacing = new Pacing(init.pace, init.paceBelowBytes);
+    this.parking = new Parking(init.root, init.journalDir, this.log);
   }
 
   /** Opens the spool, says ready (or failed), and lands what the journal held at start. */
@@ -155,9 +161,11 @@ export class Landing {
         reader.checkpoint(work.firstWaitingAt(reader.readPos));
       } catch (err) {
         this.log('error', `the receiver's landing round failed; what it held stays in the journal: ${(err as Error).message}`);
+        this.parking.transient(`a landing round failed: ${(err as Error).message}`);
         stillWaiting = true;
       }
       pacing.roundEnded(this.deps.clock.monotonicMs());
+      this.parking.roundEnded(this.deps.clock.wallMs());
       this.progress();
       if (stillWaiting && !read) {
         // Only waiting work left (a lock held elsewhere, a failing disk), and nothing more can be
@@ -188,13 +196,11 @@ export class Landing {
     const now = this.deps.clock.wallMs();
     const work = this.work;
     for (const [session, sw] of work.sessions) {
-      let finish: (() => boolean) | undefined;
+      let finish: (() => Error | undefined) | undefined;
       try {
         finish = this.sessions.prepare(round, session, sw);
       } catch (err) {
-        this.log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${(err as Error).message}`, {
-          session,
-        });
+        if (this.parking.failed(session, sw, err)) work.sessionParked(session, sw);
         continue;
       }
       if (!finish) {
@@ -210,7 +216,11 @@ export class Landing {
         continue;
       }
       finishers.push(() => {
-        if (!finish()) return;
+        const err = finish();
+        if (err) {
+          if (this.parking.failed(session, sw, err)) work.sessionParked(session, sw);
+          return;
+        }
         work.sessionLanded(session, sw);
         this.landedFiles += sw.drafts.size;
         this.landedRecords += sw.records;
@@ -223,11 +233,13 @@ export class Landing {
         finish = this.spool.prepare(round, taken);
       } catch (err) {
         this.log('error', `could not land metrics requests in ${this.spool.dir}; they stay in the journal and are tried again: ${(err as Error).message}`);
+        this.parking.transient(`could not land metrics requests in ${this.spool.dir}: ${(err as Error).message}`);
       }
       if (finish) {
         work.spool = [];
         finishers.push(() => {
           const failed = finish();
+          if (failed.length) this.parking.transient(`could not land ${failed.length} metrics requests in ${this.spool.dir}`);
           work.spool = failed.concat(work.spool);
           for (const w of taken)
             if (!failed.includes(w)) {
@@ -254,6 +266,8 @@ export class Landing {
       spoolFiles: this.landedSpoolFiles,
       damaged: r.takeDamaged(),
       waitingSessions: this.work.sessions.size,
+      quarantined: this.parking.takeParked(),
+      failing: this.parking.failing(),
     });
     this.landedFiles = this.landedRecords = this.landedSpoolFiles = 0;
   }

@@ -37,6 +37,10 @@ export interface LandProgress {
   damaged: number;
   /** Sessions waiting for a lock another collector holds. */
   waitingSessions: number;
+  /** Records parked in the quarantine since the previous progress message, by reason (errno). */
+  quarantined: Record<string, number>;
+  /** Set while landing is failing for a reason that may pass (a full or read-only disk): what, and since when (wall-clock ms). */
+  failing?: { message: string; sinceMs: number };
 }
 
 /** Landing thread → request thread. */

@@ -54,10 +54,10 @@ export class SessionWriter {
 
   /**
    * Adds a session's waiting files to the round, under the session's lock (held until the round is
-   * done). Returns what to do once the round has landed (which says whether all of the session's
-   * files landed), or undefined when the lock is held elsewhere.
+   * done). Returns what to do once the round has landed (which gives the first error when not all
+   * of the session's files landed), or undefined when the lock is held elsewhere.
    */
-  prepare(round: Round, session: string, work: SessionWork): (() => boolean) | undefined {
+  prepare(round: Round, session: string, work: SessionWork): (() => Error | undefined) | undefined {
     const lockPath = sessionLockPath(this.root, session);
     ensureDirDurable(otlpDir(this.root, session));
     // A lock file already there means another writer is or was in the session (a crashed one
@@ -95,7 +95,7 @@ export class SessionWriter {
   }
 
   /** prepare's part under the lock; the round gets the session's files only once all are made. */
-  private prepareLocked(round: Round, session: string, work: SessionWork, lock: FileLock, contended: boolean): () => boolean {
+  private prepareLocked(round: Round, session: string, work: SessionWork, lock: FileLock, contended: boolean): () => Error | undefined {
     const cache = this.state(session, contended);
     const files: { path: string; parts: string[] }[] = [];
     const dir = otlpDir(this.root, session);
@@ -141,18 +141,16 @@ export class SessionWriter {
     return () => {
       try {
         if (errors.length) {
-          // Nothing of this session counts as landed: every file is written again next round, after
-          // what is on disk (a file that did land this round stays, so its records may land twice).
+          // Nothing of this session counts as landed: every file is written again next round (or
+          // the records are quarantined), after what is on disk (a file that did land this round
+          // stays, so its records may land twice). The caller says which.
           this.sessions.delete(session);
-          this.log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${errors[0]!.message}`, {
-            session,
-          });
-          return false;
+          return errors[0];
         }
         cache.dirty = true;
         cache.lastAt = at;
         if (contended) this.writeState(session, cache); // someone else is about: leave the state current now
-        return true;
+        return undefined;
       } finally {
         lock.release();
       }

@@ -88,6 +88,15 @@ export class WaitingWork {
 
   /** Forgets a session's work once it has landed. */
   sessionLanded(session: string, work: SessionWork): void {
+    this.forget(session, work);
+  }
+
+  /** Forgets a session's work once it is parked in the quarantine. */
+  sessionParked(session: string, work: SessionWork): void {
+    this.forget(session, work);
+  }
+
+  private forget(session: string, work: SessionWork): void {
     this.sessions.delete(session);
     for (const d of work.drafts.values()) for (const t of d.tails) this.bytes -= t.length;
   }

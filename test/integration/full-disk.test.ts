@@ -1,0 +1,192 @@
+/**
+ * Full and read-only disks, on a real small filesystem (a 2 MiB tmpfs mounted by the test, as
+ * root; where mounting is refused the tests say so in their names and are skipped). A journal
+ * write the disk refuses is answered 503 with a retry hint, and what was answered before still
+ * lands once space returns; landing on a full or read-only disk keeps the records in the journal
+ * (never the quarantine), says landing is failing, and resumes by itself when the disk takes
+ * writes again.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { runCli, writeConfig } from '../helpers/cli.js';
+import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
+import { sessionLockPath } from '../../src/storage/layout.js';
+import { ccLogsRequest, httpPost } from '../helpers/otlp.js';
+import { landedFiles, recordsOf } from '../helpers/root.js';
+import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { eventually } from '../helpers/wait.js';
+
+const PB = { 'content-type': 'application/x-protobuf' };
+const HTTP_ONLY = { protocols: { http: { endpoint: '127.0.0.1:0' } } };
+const mounts: string[] = [];
+
+/** A fresh 2 MiB tmpfs, or undefined when mounting is refused (not root). */
+function smallDisk(): string | undefined {
+  const dir = tempDir('aszcol-small-disk-');
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  mounts.push(dir);
+  return dir;
+}
+
+const remount = (dir: string, mode: 'ro' | 'rw') => execFileSync('mount', ['-o', `remount,${mode}`, dir], { stdio: 'ignore' });
+
+/** Fills the filesystem of `dir` up to the last byte; returns the filler to remove. */
+function fill(dir: string): string {
+  const path = join(dir, 'filler');
+  const fd = openSync(path, 'a');
+  const chunk = Buffer.alloc(4096, 1);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+  return path;
+}
+
+/**
+ * Makes a session's lock look held by another live collector (a child process's pid), so its
+ * records wait in the journal; `free()` ends that process, and landing takes the stale lock over.
+ */
+function holdSession(root: string, session: string): { free: () => void } {
+  const child: ChildProcess = spawn('sleep', ['300'], { stdio: 'ignore' });
+  mkdirSync(join(root, session), { recursive: true });
+  writeFileSync(sessionLockPath(root, session), `${child.pid} ${hostname()} 0123456789ab`);
+  return { free: () => void child.kill('SIGKILL') };
+}
+
+/** Decided before the tests are named: whether this process may mount a filesystem. */
+const mountable = smallDisk() !== undefined;
+afterAll(() => {
+  for (const m of mounts.reverse())
+    try {
+      execFileSync('umount', [m], { stdio: 'ignore' });
+    } catch {
+      /* left for the system */
+    }
+  cleanupTemp();
+});
+
+describe('full and read-only disks under the OTLP receiver', () => {
+  const run = (name: string, fn: () => Promise<void>) =>
+    mountable ? test(`${name} (on a real 2 MiB tmpfs)`, fn, 60_000) : test.skip(`${name} (skipped: mounting a tmpfs was refused, not root)`, fn);
+
+  run('a full disk: the journal answers 503 with a retry hint, landing keeps what was answered (no quarantine), and both land once space returns', async () => {
+    const root = smallDisk()!;
+    const early = holdSession(root, 'S-early');
+    const logs: string[] = [];
+    const r = new OtlpReceiver(validateOtlpReceiverConfig(HTTP_ONLY), { storageRoot: root, log: (level, msg) => logs.push(`${level} ${msg}`) });
+    await r.start();
+    try {
+      const at = r.addresses().http!;
+      // Answered while there is space; it waits in the journal for its session's lock.
+      expect((await httpPost(at, '/v1/logs', ccLogsRequest('S-early'), PB)).status).toBe(200);
+      const filler = fill(root);
+
+      const refused = await httpPost(at, '/v1/logs', ccLogsRequest('S-late', 0, Date.UTC(2026, 10, 30, 6), 'late'), PB);
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBeDefined();
+      expect(refused.body.toString()).toMatch(/ENOSPC|no space/i);
+
+      // The lock frees; landing fails on the full disk, keeps the records, and says it is failing.
+      early.free();
+      expect(await eventually(() => r.problems().some((p) => /landing is failing/.test(p)), 10_000, 20)).toBe(true);
+      expect(r.problems().join('\n')).toMatch(/ENOSPC|no space/i);
+      expect(existsSync(join(root, '_quarantine'))).toBe(false);
+      expect(r.stats().quarantined_records).toEqual({});
+
+      unlinkSync(filler);
+      // Space is back: what was answered lands by itself, and the refused request is taken now.
+      expect(await eventually(() => r.problems().length === 0, 10_000, 20)).toBe(true);
+      expect(await eventually(() => recordsOf(landedFiles(root, 'S-early')).length === 5, 10_000, 20)).toBe(true);
+      expect((await httpPost(at, '/v1/logs', ccLogsRequest('S-late', 0, Date.UTC(2026, 10, 30, 6), 'late'), PB)).status).toBe(200);
+      expect(await r.landed(10_000)).toBe(true);
+      expect(recordsOf(landedFiles(root, 'S-late'))).toHaveLength(5);
+      // Nothing answered went missing or was set aside as damaged on the way.
+      expect(r.stats()).toMatchObject({ damaged_entries: 0, landed: { records: 10 } });
+      expect(logs.filter((l) => /damaged|cannot be landed/.test(l))).toEqual([]);
+      expect(r.problems()).toEqual([]);
+      expect(existsSync(join(root, '_quarantine'))).toBe(false);
+    } finally {
+      early.free();
+      await r.shutdown(5000);
+    }
+  });
+
+  run(
+    'a read-only disk under a session: landing keeps what was answered (no quarantine), says it is failing, and lands once it is writable again',
+    async () => {
+      // The journal's segment is open for writing, so its own filesystem cannot be remounted
+      // read-only under it; the session's directory is a filesystem of its own here, the way a
+      // disk that turned read-only refuses every new file.
+      const root = tempDir('aszcol-ro-root-');
+      const sessionDir = join(root, 'R-early');
+      mkdirSync(sessionDir);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', sessionDir], { stdio: 'ignore' });
+      mounts.push(sessionDir);
+      remount(sessionDir, 'ro');
+      const r = new OtlpReceiver(validateOtlpReceiverConfig(HTTP_ONLY), { storageRoot: root });
+      await r.start();
+      try {
+        const at = r.addresses().http!;
+        expect((await httpPost(at, '/v1/logs', ccLogsRequest('R-early'), PB)).status).toBe(200);
+        try {
+          expect(await eventually(() => r.problems().some((p) => /landing is failing/.test(p)), 10_000, 20)).toBe(true);
+          expect(r.problems().join('\n')).toMatch(/(EROFS|read-only|ENOENT).*R-early/i);
+          expect(r.stats().quarantined_records).toEqual({});
+          // Another session on a writable disk is not held up by it.
+          expect((await httpPost(at, '/v1/logs', ccLogsRequest('R-other', 0, Date.UTC(2026, 10, 30, 6), 'other'), PB)).status).toBe(200);
+          expect(await eventually(() => recordsOf(landedFiles(root, 'R-other')).length === 5, 10_000, 20)).toBe(true);
+        } finally {
+          remount(sessionDir, 'rw');
+        }
+        expect(await eventually(() => r.problems().length === 0, 10_000, 20)).toBe(true);
+        expect(await r.landed(10_000)).toBe(true);
+        expect(recordsOf(landedFiles(root, 'R-early'))).toHaveLength(5);
+        expect(existsSync(join(root, '_quarantine'))).toBe(false);
+      } finally {
+        await r.shutdown(5000);
+      }
+    },
+  );
+});
+
+describe('full disk under aszcol collect', () => {
+  (mountable ? test : test.skip)(
+    mountable
+      ? 'collect --once on a full storage root exits 1 naming the path, and lands everything once space returns (on a real 2 MiB tmpfs)'
+      : 'collect --once on a full storage root (skipped: mounting a tmpfs was refused, not root)',
+    async () => {
+      const base = tempDir('aszcol-collect-full-');
+      const root = smallDisk()!;
+      const src = join(base, 'projects');
+      const session = '7e1f0c2a-2222-4333-8444-000000000001';
+      mkdirSync(join(src, '-w'), { recursive: true });
+      writeFileSync(
+        join(src, '-w', `${session}.jsonl`),
+        JSON.stringify({ type: 'user', sessionId: session, uuid: 'u1', timestamp: '2026-11-30T05:00:00Z', message: { role: 'user', content: 'hi' } }) + '\n',
+      );
+      const config = writeConfig(base, root, src);
+      const filler = fill(root);
+      const full = await runCli(['collect', '--once', '--config', config]);
+      expect(full.code).toBe(1);
+      expect(full.stderr).toMatch(/ENOSPC/);
+      expect(full.stderr).toContain(root);
+      expect(full.stderr).not.toMatch(/\n\s+at /); // a sentence, not a stack
+      unlinkSync(filler);
+      const again = await runCli(['collect', '--once', '--config', config]);
+      expect(again.stderr).toBe('');
+      expect(again.code).toBe(0);
+      expect(recordsOf(landedFiles(root, session))).toHaveLength(1);
+    },
+    60_000,
+  );
+});
