@@ -309,7 +309,14 @@ function yamlValueProblem(err: unknown): string {
 }
 
 export function parseConfig(text: string, env: NodeJS.ProcessEnv, file: string, registry: Registry): AszConfig {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  } catch (err) {
+    // The YAML parser recurses per level: a document nested thousands deep overflows the stack.
+    if (err instanceof RangeError) throw new ConfigError(file, `YAML: the document nests too deep to read (${err.message})`);
+    throw err;
+  }
   if (doc.errors.length) {
     const e = doc.errors[0]!;
     const where = e.linePos ? `:${e.linePos[0].line}:${e.linePos[0].col}` : '';

@@ -337,5 +337,9 @@ describe('the pipeline YAML', () => {
     const level = (name: string, of: string) => `${name}: &${name} [${Array(10).fill(of).join(',')}]\n`;
     const bomb = level('a', '"x"') + level('b', '*a') + level('c', '*b') + level('d', '*c') + level('e', '*d') + 'storage:\n  root: ./data\n';
     expect(problems(bomb)).toEqual(['test.yaml: YAML: too many alias expansions (more than 1000); write the values out instead of nesting aliases']);
+    // Found by the fuzz suite: block sequences nested 20,000 deep (`- - - … x`) overflowed the YAML parser's stack.
+    expect(problems(`${'- '.repeat(20_000)}x\n`)).toEqual([
+      expect.stringMatching(/^test\.yaml(:\d+:\d+)?: YAML: (Maximum call stack size exceeded|the document nests too deep to read)/),
+    ]);
   });
 });
