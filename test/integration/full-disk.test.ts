@@ -162,8 +162,8 @@ describe('full and read-only disks under the OTLP receiver', () => {
 describe('full disk under aszcol collect', () => {
   (mountable ? test : test.skip)(
     mountable
-      ? 'collect --once on a full storage root exits 1 naming the path, and lands everything once space returns (on a real 2 MiB tmpfs)'
-      : 'collect --once on a full storage root (skipped: mounting a tmpfs was refused, not root)',
+      ? 'collect --once and parse on a full storage root exit 1 naming the path, and land and parse everything once space returns (on a real 2 MiB tmpfs)'
+      : 'collect --once and parse on a full storage root (skipped: mounting a tmpfs was refused, not root)',
     async () => {
       const base = tempDir('aszcol-collect-full-');
       const root = smallDisk()!;
@@ -186,6 +186,17 @@ describe('full disk under aszcol collect', () => {
       expect(again.stderr).toBe('');
       expect(again.code).toBe(0);
       expect(recordsOf(landedFiles(root, session))).toHaveLength(1);
+
+      // parse on the full root: its round cannot be written; exit 1 naming the path, then it parses once space returns.
+      const filler2 = fill(root);
+      const parseFull = await runCli(['parse', '--config', config]);
+      expect(parseFull.code).toBe(1);
+      expect(parseFull.stderr).toMatch(/ENOSPC/);
+      expect(parseFull.stderr).toContain(root);
+      expect(parseFull.stderr).not.toMatch(/\n\s+at /);
+      unlinkSync(filler2);
+      const parsed = await runCli(['parse', '--config', config]);
+      expect(parsed.code).toBe(0);
     },
     60_000,
   );
