@@ -21,9 +21,10 @@ export function tempWriterPid(name: string): number | undefined {
 
 /**
  * Removes the temporary files in `dir` whose writer process is gone: what a killed run left.
- * A live writer's file is left alone (it may be mid-write); returns the paths removed.
+ * A live writer's file is left alone (it may be mid-write); `only` narrows the names considered
+ * (a directory two kinds of writer share). Returns the paths removed.
  */
-export function removeDeadTemporaries(dir: string): string[] {
+export function removeDeadTemporaries(dir: string, only: (name: string) => boolean = () => true): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -33,7 +34,7 @@ export function removeDeadTemporaries(dir: string): string[] {
   const removed: string[] = [];
   for (const name of names) {
     const pid = tempWriterPid(name);
-    if (pid === undefined || processAlive(pid)) continue;
+    if (pid === undefined || processAlive(pid) || !only(name)) continue;
     try {
       unlinkSync(join(dir, name));
       removed.push(join(dir, name));

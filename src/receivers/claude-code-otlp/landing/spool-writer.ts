@@ -5,13 +5,13 @@
  * not the authority: whenever spool.state changed under this thread, the spool is counted again
  * and the counter raised above every number on disk and above spool.state's.
  */
-import { existsSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
-import { FileLock, processAlive } from '../../../storage/lock.js';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { FileLock } from '../../../storage/lock.js';
 import { parseKv } from '../../../storage/kv-text.js';
 import { ANY_SPOOL_FILE, MetricsSpool } from '../../../storage/metrics-spool.js';
 import { listDir } from '../../../storage/layout.js';
 import { spoolStateText } from '../../../storage/spool-state.js';
-import { ensureDirDurable, replaceAtomically } from '../../../storage/write-once.js';
+import { ensureDirDurable, removeDeadTemporaries, replaceAtomically } from '../../../storage/write-once.js';
 import { compactStamp } from '../../../util/time.js';
 import type { LandLog } from './messages.js';
 import { readTextOrEmpty } from './read-text.js';
@@ -19,7 +19,7 @@ import type { Round } from './round.js';
 import type { SpoolWork } from './waiting-work.js';
 
 /** A received spool file's temporary name as write-once.ts makes it, with the writer's pid. */
-const RECEIVED_TEMP = /^\.tmp-metrics-.*-otlp\.pb-(\d+)-[0-9a-f]+$/;
+const RECEIVED_TEMP = /^\.tmp-metrics-.*-otlp\.pb-\d+-[0-9a-f]+$/;
 
 export class SpoolWriter {
   readonly spool: MetricsSpool;
@@ -49,15 +49,8 @@ export class SpoolWriter {
     const lock = new FileLock(this.spool.lockPath);
     if (!lock.acquireWithinSync(waitMs)) throw new Error(`the metrics spool ${this.dir} is locked by another collector (${lock.path}); try again`);
     try {
-      for (const name of listDir(this.dir)) {
-        const m = RECEIVED_TEMP.exec(name);
-        if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1])))
-          try {
-            unlinkSync(this.spool.path(name));
-          } catch {
-            /* gone */
-          }
-      }
+      // Only the receiver's own temporaries: a derivation writing into the same spool keeps its own.
+      removeDeadTemporaries(this.dir, (name) => RECEIVED_TEMP.test(name));
       this.scan();
     } finally {
       lock.release();
