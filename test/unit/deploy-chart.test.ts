@@ -169,7 +169,12 @@ describe('the helm chart', () => {
     // The storage root is the data volume; the process cannot write anywhere else.
     expect(aszcol.volumeMounts.find((v: any) => v.name === 'data').mountPath).toBe(cfg.storageRoot);
     expect(aszcol.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
-    expect(spec.securityContext.runAsNonRoot).toBe(true);
+    // aszcol's user is its own container's; pod-wide it would land on the agent too.
+    expect(aszcol.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+    expect(spec.securityContext.runAsNonRoot).toBeUndefined();
+    expect(spec.securityContext.runAsUser).toBeUndefined();
+    // The page's port is declared, and by default the view listens on the pod's loopback (port-forward reaches it).
+    expect(configOf(cfg, 'view').endpoint).toBe(`127.0.0.1:${aszcol.ports.find((p: any) => p.name === 'view')?.containerPort}`);
     expect(aszcol.args).toEqual(['--config', '/etc/aszcol/aszcol.yaml']);
     expect(aszcol.volumeMounts.find((v: any) => v.name === 'config')).toMatchObject({ mountPath: '/etc/aszcol', readOnly: true });
     expect(spec.volumes.find((v: any) => v.name === 'config').configMap.name).toBe(one(ms, 'ConfigMap').metadata.name);
@@ -268,6 +273,30 @@ describe('the helm chart', () => {
       const lacking = wanted.filter((w) => !running.has(w));
       if (lacking.length) throw new Error(`${where} does not run ${lacking.join(', ')}, which the embedded default runs: add them there`);
     }
+  });
+
+  test('sidecar: the agent runs as its image says, with only the securityContext given for it', () => {
+    const plain = manifests(readFileSync(join(K8S, 'sidecar.yaml'), 'utf8'));
+    const agentOf = (ms: Manifest[]) => one(ms, 'Deployment').spec.template.spec.containers.find((c: any) => c.name === 'agent');
+    expect(agentOf(plain).securityContext).toBeUndefined();
+    const given = manifests(renderChart(CHART, { values: { agent: { securityContext: { runAsUser: 4242 } } } }).text);
+    for (const m of given) validate(m);
+    expect(agentOf(given).securityContext).toEqual({ runAsUser: 4242 });
+  });
+
+  test('view.expose serves the page on the pod IP, on the standalone Service, answering the listed host names', () => {
+    const values = { mode: 'standalone', view: { expose: true, allowedHosts: ['aszcol.example.com', 'aszcol.agents.svc'] } };
+    const ms = manifests(renderChart(CHART, { values }).text);
+    for (const m of ms) validate(m);
+    const cfg = aszcolConfig(ms);
+    const view = configOf(cfg, 'view');
+    expect(view.endpoint).toBe('0.0.0.0:8787');
+    expect(view.allowedHosts).toEqual(['aszcol.example.com', 'aszcol.agents.svc']);
+    const svc = one(ms, 'Service');
+    expect(svc.spec.ports.find((p: any) => p.name === 'view')).toMatchObject({ port: 8787, targetPort: 'view' });
+    // Not exposed: no Service port for the page.
+    const hidden = manifests(renderChart(CHART, { values: { mode: 'standalone' } }).text);
+    expect(one(hidden, 'Service').spec.ports.map((p: any) => p.name)).not.toContain('view');
   });
 
   test('terminationGracePeriodSeconds in values is longer than shutdownTimeout', () => {

@@ -139,9 +139,11 @@ describe('deploy/Dockerfile', () => {
       .flatMap((e) => e.args.split(/\s+/).map(Number))
       .sort();
     const otlp = configOf('claude_code_otlp');
-    expect(exposed).toEqual([otlp.grpc.port, otlp.http.port, cfg.service.telemetry.metrics.address!.port, health.endpoint.port].sort());
+    const [viewHost, viewPort] = (configOf('view').endpoint as string).split(':');
+    expect(exposed).toEqual([otlp.grpc.port, otlp.http.port, Number(viewPort), cfg.service.telemetry.metrics.address!.port, health.endpoint.port].sort());
     // Listeners inside a container must be reachable from outside it.
-    for (const host of [otlp.grpc.host, otlp.http.host, health.endpoint.host, cfg.service.telemetry.metrics.address!.host]) expect(host).toBe('0.0.0.0');
+    for (const host of [otlp.grpc.host, otlp.http.host, viewHost, health.endpoint.host, cfg.service.telemetry.metrics.address!.host])
+      expect(host).toBe('0.0.0.0');
     // The storage root is the declared volume; the source root follows CLAUDE_CONFIG_DIR.
     expect(stepsOf(final, 'VOLUME')[0]!.args).toBe(`["${cfg.storageRoot}"]`);
     expect(
