@@ -6,6 +6,7 @@ import { runVerify } from './verify.js';
 import { runShow } from './show.js';
 import { runServe } from './serve.js';
 import { runValidate } from './validate.js';
+import { runSetupClaudeCode } from './setup.js';
 import { EXIT, stdio, type Io } from './context.js';
 import { registerAssemblyCommands } from './assembly-commands.js';
 
@@ -52,6 +53,23 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .option('--json', 'one JSON document describing what would run')
     .action((o) => {
       code = runValidate(o, io);
+    });
+  withConfig(
+    program
+      .command('setup')
+      .description('connect a runtime to this configuration')
+      .command('claude-code')
+      .description("make Claude Code export its telemetry to this configuration's OTLP receiver (settings.json env)"),
+  )
+    .option('--print', 'print the settings block and the equivalent export lines; change nothing')
+    .option('--protocol <p>', 'grpc or http', 'grpc')
+    .option('--settings <file>', 'the settings file (default: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)')
+    .option('--prompts', 'include the prompt text in events (OTEL_LOG_USER_PROMPTS)')
+    .option('--tool-details', 'include tool parameters and MCP names (OTEL_LOG_TOOL_DETAILS)')
+    .option('--traces', 'send spans too (beta)')
+    .option('--raw-bodies <dir>', 'write provider request and response bodies under DIR (OTEL_LOG_RAW_API_BODIES=file:DIR)')
+    .action((o) => {
+      code = runSetupClaudeCode(o, io);
     });
   // With no command, aszcol runs as a service: the pipelines of the configuration (or the
   // embedded default) until SIGTERM or SIGINT, then it drains and exits 0.
