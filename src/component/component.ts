@@ -160,8 +160,25 @@ export interface ServiceStatus {
 }
 
 /** What a component can ask of the service that hosts it. */
+/** What the running service does, for people: the banner and the view's status print it. */
+export interface ServiceDescription {
+  /** The configuration file, or `(embedded default)`. */
+  config: string;
+  storageRoot: string;
+  /** The view's URL, when the view runs. */
+  page?: string;
+  receiving: { id: string; what: string; from: string }[];
+  exporting: { id: string; to: string }[];
+  health?: string;
+  metrics?: string;
+  /** The command that points Claude Code's telemetry here, when an OTLP receiver runs. */
+  connect?: string;
+}
+
 export interface Host {
   status(): ServiceStatus;
+  /** What the service receives, lands and exports; absent for hosts that are not a whole service (tests). */
+  describe?(): ServiceDescription;
   /** A started component by id (`assembler`, `otlp/oap`); for extensions that read others. */
   component(id: string): Component | undefined;
 }

@@ -1,11 +1,12 @@
 import type { AszConfig, ComponentConfig } from './config.js';
 import { rfc3339, nowNs } from '../util/time.js';
-import type { Component, ComponentKind, ComponentState, ComponentStatus, Host, PassStatus, ServiceStatus } from '../component/component.js';
+import type { Component, ComponentKind, ComponentState, ComponentStatus, Host, PassStatus, ServiceDescription, ServiceStatus } from '../component/component.js';
 import type { Logger } from '../component/log.js';
 import { runFinalPass } from './final-pass.js';
 import { PassScheduler, type Scheduled } from './scheduler.js';
 import { ServiceTelemetry } from './telemetry.js';
 import { metricsSourceOf, pipelinesOf } from './pipelines.js';
+import { describeService } from './description.js';
 
 interface Instance extends Scheduled {
   state: ComponentState;
@@ -122,6 +123,10 @@ export class Service implements Host {
       .map((c) => c.factory.passInterval?.(c.config))
       .filter((v): v is number => typeof v === 'number' && v > 0);
     return asked.length ? Math.min(...asked) : DEFAULT_INTERVAL_MS;
+  }
+
+  describe(): ServiceDescription {
+    return describeService(this.cfg, this.addresses());
   }
 
   /** Every address the service listens on: `telemetry` and `<kind>s/<id>.<name>`. */

@@ -12,6 +12,7 @@ import type { Header, SdRecord } from '../../formats/session-data/types.js';
 import type { RoundHeader } from '../../formats/session-flow/types.js';
 import { listConversations, listRounds } from '../../storage/chain.js';
 import { landedDirs, listDir, parseLandedName } from '../../storage/layout.js';
+import type { ServiceDescription } from '../../component/component.js';
 
 /** Documents kept in memory at once, most recently read first. */
 const MAX_CACHED_DOCS = 8;
@@ -39,7 +40,9 @@ export interface ConversationRow {
 }
 
 export interface ViewStatus {
-  mode: 'view';
+  /** `view`: `aszcol view` reading a root on its own; `service`: the view inside the running service. */
+  mode: 'view' | 'service';
+  service?: ServiceDescription;
   root: string;
   conversations: number;
   /** The last time a head round, or the size of its file, was seen to change (RFC 3339). */

@@ -8,13 +8,17 @@ import { formatEndpoint, parseEndpoint } from '../../config/reader.js';
 import { ViewUnavailable } from './load.js';
 import { closeServer, listen } from '../../component/http.js';
 import { PAGE_HTML, STYLE_CSS } from './assets.js';
-import { FILL_HINT, ViewCatalog } from './catalog.js';
+import { ViewCatalog, type ViewStatus } from './catalog.js';
+import { emptyRootGuide } from './empty-root.js';
+import type { ServiceDescription } from '../../component/component.js';
 import type { ViewConfig } from './config.js';
 
 export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
 
 export interface ViewContext {
   storageRoot: string;
+  /** Inside the service: what it receives and exports (the status and the empty page say so). */
+  describeService?: () => ServiceDescription | undefined;
   log?: (level: string, msg: string, fields?: object) => void;
 }
 
@@ -41,6 +45,15 @@ export class ViewExtension {
     private readonly ctx: ViewContext,
   ) {
     this.catalog = new ViewCatalog(ctx.storageRoot);
+  }
+
+  /** The catalog's status; inside the service also what the service does, with a hint that fits. */
+  status(): ViewStatus {
+    const base = this.catalog.status();
+    const service = this.ctx.describeService?.();
+    if (!service) return base;
+    const { hint: _viewHint, ...rest } = base;
+    return { ...rest, mode: 'service', service, ...(base.conversations === 0 ? { hint: emptyRootGuide(base.root, service).hint } : {}) };
   }
 
   app(): express.Express {
@@ -84,11 +97,11 @@ export class ViewExtension {
       next();
     });
     api.get('/status', (_req, res) => {
-      res.json(this.catalog.status());
+      res.json(this.status());
     });
     api.get('/conversations', (_req, res) => {
       const rows = this.catalog.rows();
-      res.json({ conversations: rows, ...(rows.length ? {} : { hint: `No conversations under ${this.catalog.root} yet: ${FILL_HINT}.` }) });
+      res.json({ conversations: rows, ...(rows.length ? {} : emptyRootGuide(this.catalog.root, this.ctx.describeService?.())) });
     });
     api.get('/c/:id/view', (req, res) => {
       const v = this.catalog.view(String(req.params.id));

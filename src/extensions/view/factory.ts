@@ -13,7 +13,11 @@ export const viewFactory: ComponentFactory<ViewConfig> = {
   create: async (cfg: ViewConfig, s: ComponentSettings): Promise<Component> => {
     const { ViewExtension } = await import('./extension.js');
     const log = s.log as unknown as Record<string, (msg: string, fields?: object) => void>;
-    const ext = new ViewExtension(cfg, { storageRoot: s.storageRoot, log: (level, msg, fields) => log[level]?.call(s.log, msg, fields) });
+    const ext = new ViewExtension(cfg, {
+      storageRoot: s.storageRoot,
+      describeService: () => s.host.describe?.(),
+      log: (level, msg, fields) => log[level]?.call(s.log, msg, fields),
+    });
     return { start: () => ext.start(), shutdown: () => ext.shutdown(), addresses: () => ({ view: ext.address() }) };
   },
 };

@@ -6,6 +6,7 @@ import { clear, fmtCount, fmtDur, fmtTime, getJson, h } from './dom.js';
 interface ListAnswer {
   conversations: ConversationRow[];
   hint?: string;
+  next?: string;
 }
 
 const COLUMNS: [keyof ConversationRow, string][] = [
@@ -33,9 +34,8 @@ function rowsOf(list: ListAnswer): HTMLElement {
       'div',
       { class: 'empty', 'data-testid': 'empty-root' },
       h('h1', null, 'No conversations yet'),
-      h('p', { class: 'muted' }, list.hint ?? 'The storage root holds no parsed conversation.'),
-      h('p', { class: 'muted' }, 'Land what Claude Code wrote, then build the round chain:'),
-      h('code', null, 'aszcol collect --once && aszcol parse'),
+      h('p', { class: 'muted', 'data-testid': 'empty-hint' }, list.hint ?? 'The storage root holds no parsed conversation.'),
+      list.next ? h('code', { 'data-testid': 'empty-next' }, list.next) : null,
       h('p', { class: 'faint' }, 'This page refreshes by itself when a conversation appears.'),
     );
   }

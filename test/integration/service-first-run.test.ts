@@ -1,0 +1,115 @@
+/**
+ * What a person sees the first time the service runs: a banner when it is attached to a terminal
+ * (and only then), and a status and empty page that say what the running service already does,
+ * rather than telling them to run the commands it runs at every pass.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN } from '../helpers/cli.js';
+import { pollHttp, startService } from '../helpers/service.js';
+import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+
+afterAll(cleanupTemp);
+
+function firstRunConfig(): { config: string; root: string; src: string } {
+  const base = tempDir('aszcol-first-run-');
+  const root = join(base, 'data');
+  const src = join(base, 'projects');
+  mkdirSync(src, { recursive: true });
+  const config = join(base, 'aszcol.yaml');
+  writeFileSync(
+    config,
+    `storage:
+  root: ${JSON.stringify(root)}
+receivers:
+  claude_code_local:
+    source_root: ${JSON.stringify(src)}
+    interval: 1s
+  claude_code_otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:0
+processors:
+  assembler:
+extensions:
+  view:
+    endpoint: 127.0.0.1:0
+service:
+  extensions: [view]
+  pipelines:
+    sessions:
+      receivers: [claude_code_local, claude_code_otlp]
+      processors: [assembler]
+  telemetry:
+    metrics:
+      address: 127.0.0.1:0
+`,
+  );
+  return { config, root, src };
+}
+
+/** Runs the service under a pseudo-terminal (util-linux `script`), as `npm start` in a terminal would, until `until` appears. */
+function underTerminal(args: string[], until: RegExp): Promise<string> {
+  return new Promise((res, rej) => {
+    const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    // The shell names its pid before it becomes the service, so the test can stop the service itself.
+    const child = spawn('script', ['-qfec', `echo "service-pid $$"; exec ${cmd} 2>/dev/null`, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      rej(new Error(`no ${until} within 30 s; saw: ${out}`));
+    }, 30_000);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (until.test(out)) {
+        clearTimeout(timer);
+        // SIGINT, as Ctrl-C would send: the service drains and exits.
+        process.kill(Number(/service-pid (\d+)/.exec(out)![1]), 'SIGINT');
+        child.once('close', () => res(out.replace(/\r/g, '')));
+      }
+    });
+    child.on('error', rej);
+  });
+}
+
+describe('the service, run for the first time', () => {
+  test('in a terminal it says where the page is, where data lands, what it receives, and how to connect Claude Code', async () => {
+    const { config, root, src } = firstRunConfig();
+    const out = await underTerminal(['--config', config], /Logs follow/);
+    expect(out).toContain('aszcol is running');
+    expect(out).toMatch(/page {8}http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toContain(`data        ${root}`);
+    expect(out).toContain(`receiving   Claude Code transcripts, every 1s: ${src}`);
+    expect(out).toMatch(/receiving {3}Claude Code's telemetry over OTLP\/gRPC: http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toContain('exporting   nothing');
+    expect(out).toContain(`npx aszcol setup claude-code --config ${config}`);
+  });
+
+  test('through a pipe it prints no banner (log collectors get JSON lines only); /api/status carries the same facts and a hint that fits', async () => {
+    const { config, root } = firstRunConfig();
+    const svc = startService(['--config', config]);
+    try {
+      const addrs = await svc.addresses();
+      const page = addrs['extensions/view.view']!;
+      const status = JSON.parse((await pollHttp(`http://${page}/api/status`, (s) => s === 200)).body) as Record<string, any>;
+      expect(status.mode).toBe('service');
+      expect(status.service).toMatchObject({
+        storageRoot: root,
+        page: `http://${page}`,
+        connect: `npx aszcol setup claude-code --config ${config}`,
+        exporting: [],
+      });
+      expect(status.service.receiving.map((r: { id: string }) => r.id)).toEqual(['claude_code_local', 'claude_code_otlp']);
+      expect(status.hint).toContain('The service lands');
+      expect(status.hint).not.toContain('collect --once');
+      const list = (await (await fetch(`http://${page}/api/conversations`)).json()) as Record<string, unknown>;
+      expect(list.next).toBe(`npx aszcol setup claude-code --config ${config}`);
+    } finally {
+      svc.child.kill('SIGTERM');
+      expect((await svc.exited).code).toBe(0);
+    }
+    expect(svc.stdout()).toBe('');
+  });
+});
