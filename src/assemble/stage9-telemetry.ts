@@ -78,7 +78,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   for (const [request, obs] of byRequest) {
     if (callOfRequest.has(request)) continue;
     const names = [...new Set(obs.map((o) => o.name))].join(', ');
-    addUnresolved(ctx, 'telemetry', `request/${request}`, `${names} names request ${request}, and no landed call is tied to it by an assistant_response or tool event`);
+    addUnresolved(
+      ctx,
+      'telemetry',
+      `request/${request}`,
+      `${names} names request ${request}, and no landed call is tied to it by an assistant_response or tool event`,
+    );
   }
 
   for (const u of uses.values()) {
@@ -92,7 +97,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const toolSpanIds = new Set(seen.filter((o) => o.kind === 'tool_span' && o.spanId).map((o) => o.spanId!));
   for (const [toolUse, obs] of byToolUse) {
     if (uses.has(toolUse)) continue;
-    addUnresolved(ctx, 'telemetry', `tool_use/${toolUse}`, `${[...new Set(obs.map((o) => o.name))].join(', ')} names tool use ${toolUse}, which no landed call holds`);
+    addUnresolved(
+      ctx,
+      'telemetry',
+      `tool_use/${toolUse}`,
+      `${[...new Set(obs.map((o) => o.name))].join(', ')} names tool use ${toolUse}, which no landed call holds`,
+    );
   }
   for (const [parent, obs] of byParentSpan) {
     if (toolSpanIds.has(parent)) continue;
@@ -129,6 +139,7 @@ function callFigures(request: string | undefined, obs: Seen[], exported: boolean
   figure('ttft_ms', event?.ttftMs, span?.ttftMs);
   figure('cost_usd', event?.costUsd, undefined);
   figure('speed', event?.speed, span?.speed);
+  figure('model', event?.model, span?.model);
   if (span?.start && span.end && isoOf(span.start) && isoOf(span.end)) {
     out.started_at = isoOf(span.start);
     out.ended_at = isoOf(span.end);
@@ -150,7 +161,13 @@ function callFigures(request: string | undefined, obs: Seen[], exported: boolean
   const failed = obs.filter((o) => o.kind === 'call_error' || (o.kind === 'call_span' && o.success === false));
   if (failed.length) {
     out.attempts = failed
-      .map((o) => ({ attempt: o.attempt, status_code: o.statusCode, duration_ms: o.durationMs, error: o.error, from: o.kind === 'call_error' ? 'event' : 'span' }))
+      .map((o) => ({
+        attempt: o.attempt,
+        status_code: o.statusCode,
+        duration_ms: o.durationMs,
+        error: o.error,
+        from: o.kind === 'call_error' ? 'event' : 'span',
+      }))
       .map((a) => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)));
     out.attempts_lost_ms = sum(failed.map((o) => o.durationMs));
   }
@@ -169,22 +186,25 @@ function toolFigures(obs: Seen[], blocked: Seen[], exported: boolean): Record<st
   const exec = obs.find((o) => o.kind === 'tool_execution_span');
   const decision = obs.find((o) => o.kind === 'tool_decision') ?? blocked.find((o) => o.decision);
   const out: Record<string, unknown> = {};
-  const execution = result?.durationMs ?? exec?.durationMs;
-  if (execution !== undefined) {
-    out.timing = 'observed';
-    out.execution_ms = execution;
-    out.execution_ms_from = result?.durationMs !== undefined ? 'event' : 'span';
-  }
-  if (isoOf(exec?.start)) out.started_at = isoOf(exec?.start);
-  else if (result?.time !== undefined && result.durationMs !== undefined) out.started_at = iso(result.time - result.durationMs);
+  const from = (key: string, value: unknown, where: 'event' | 'span') => {
+    if (value === undefined) return;
+    out[key] = value;
+    out[`${key}_from`] = where;
+  };
+  if (result?.durationMs !== undefined) from('execution_ms', result.durationMs, 'event');
+  else from('execution_ms', exec?.durationMs, 'span');
+  out.timing = out.execution_ms !== undefined ? 'observed' : 'unavailable';
+  if (isoOf(exec?.start)) from('started_at', isoOf(exec?.start), 'span');
+  else if (result?.time !== undefined && result.durationMs !== undefined) from('started_at', iso(result.time - result.durationMs), 'event');
   const success = result?.success ?? exec?.success;
-  if (success !== undefined) out.success = success;
-  if (result?.resultBytes !== undefined) out.result_bytes = result.resultBytes;
+  from('success', success, result?.success !== undefined ? 'event' : 'span');
+  from('result_bytes', result?.resultBytes, 'event');
   if (decision?.decision) {
-    out.decision = decision.decision;
-    if (decision.decisionSource) out.decision_source = decision.decisionSource;
+    const where = decision.kind === 'tool_decision' ? 'event' : 'span';
+    from('decision', decision.decision, where);
+    from('decision_source', decision.decisionSource, where);
   }
-  if (blocked.length) out.blocked_on_user_ms = round3(sum(blocked.map((b) => b.durationMs)));
+  if (blocked.length) from('blocked_on_user_ms', round3(sum(blocked.map((b) => b.durationMs))), 'span');
   const error = result?.error ?? exec?.error;
   if (error && success === false) out.error_class = error;
   const missing = ['execution_ms', 'decision'].filter((k) => out[k] === undefined);

@@ -18,7 +18,9 @@ const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const prov = { ord: 1, off: 0, sha: 'x', bytes: 1 };
 
 function transcriptEntries(seq: number, t: TranscriptBuilder): IndexEntry[] {
-  return t.lines.map((l, i) => entryFromRecord({ ...prov, ...convertTranscriptLine(Buffer.from(JSON.stringify(l))) }, seq, i + 1, { kind: 'transcript', stream: 'main' }));
+  return t.lines.map((l, i) =>
+    entryFromRecord({ ...prov, ...convertTranscriptLine(Buffer.from(JSON.stringify(l))) }, seq, i + 1, { kind: 'transcript', stream: 'main' }),
+  );
 }
 
 function event(name: string, timeMs: number, attributes: PlainObject): PlainLogRecord {
@@ -59,7 +61,8 @@ function span(name: string, startMs: number, ms: number, attributes: PlainObject
 
 const logEntries = (seq: number, recs: PlainLogRecord[]) =>
   recs.map((r, i) => entryFromRecord({ ...prov, ...otlpLogRecordToSd(r).record }, seq, i + 1, { kind: 'otlp_log' }));
-const spanEntries = (seq: number, recs: PlainSpan[]) => recs.map((r, i) => entryFromRecord({ ...prov, ...otlpSpanToSd(r).record }, seq, i + 1, { kind: 'otlp_span' }));
+const spanEntries = (seq: number, recs: PlainSpan[]) =>
+  recs.map((r, i) => entryFromRecord({ ...prov, ...otlpSpanToSd(r).record }, seq, i + 1, { kind: 'otlp_span' }));
 
 /** One talk: a call that runs Bash (answered), then a closing call. */
 function talk() {
@@ -75,10 +78,26 @@ function events(bashCall: string, closing: string) {
   return [
     event('user_prompt', T0, { 'prompt.id': 'p1', prompt_length: '6' }),
     event('tool_decision', T0 + 1500, { 'prompt.id': 'p1', tool_use_id: 'tu_1', request_id: 'req_1', decision: 'accept', source: 'config', tool_name: 'Bash' }),
-    event('api_request', T0 + 1600, { 'prompt.id': 'p1', request_id: 'req_1', duration_ms: 950, ttft_ms: 900, cost_usd: 0.0158, speed: 'normal', input_tokens: 1200, output_tokens: 300 }),
+    event('api_request', T0 + 1600, {
+      'prompt.id': 'p1',
+      request_id: 'req_1',
+      duration_ms: 950,
+      ttft_ms: 900,
+      cost_usd: 0.0158,
+      speed: 'normal',
+      input_tokens: 1200,
+      output_tokens: 300,
+    }),
     event('assistant_response', T0 + 1601, { 'prompt.id': 'p1', request_id: 'req_1', 'message.uuid': bashCall }),
     // the runtime sends these as strings
-    event('tool_result', T0 + 2200, { 'prompt.id': 'p1', tool_use_id: 'tu_1', request_id: 'req_1', success: 'true', duration_ms: '512', tool_result_size_bytes: '5' }),
+    event('tool_result', T0 + 2200, {
+      'prompt.id': 'p1',
+      tool_use_id: 'tu_1',
+      request_id: 'req_1',
+      success: 'true',
+      duration_ms: '512',
+      tool_result_size_bytes: '5',
+    }),
     event('api_error', T0 + 2300, { 'prompt.id': 'p1', request_id: 'req_2', status_code: '529', attempt: 1, duration_ms: 120, error: 'overloaded' }),
     event('api_request', T0 + 2500, { 'prompt.id': 'p1', request_id: 'req_2', duration_ms: 40, ttft_ms: 30, cost_usd: 0.00136 }),
     event('assistant_response', T0 + 2501, { 'prompt.id': 'p1', request_id: 'req_2', 'message.uuid': closing }),
@@ -106,7 +125,12 @@ describe('stage 9: the runtime telemetry joined to the steps', () => {
       event_usage: { input: 1200, output: 300 },
     });
     expect(a.nodes.get('call/msg_1')!.attrs!.unavailable).toBeUndefined();
-    expect(a.nodes.get('call/msg_2')!.attrs).toMatchObject({ request_id: 'req_2', cost_usd: 0.00136, attempts: [{ attempt: 1, status_code: 529, duration_ms: 120, from: 'event' }], attempts_lost_ms: 120 });
+    expect(a.nodes.get('call/msg_2')!.attrs).toMatchObject({
+      request_id: 'req_2',
+      cost_usd: 0.00136,
+      attempts: [{ attempt: 1, status_code: 529, duration_ms: 120, from: 'event' }],
+      attempts_lost_ms: 120,
+    });
     expect(a.nodes.get('tool/tu_1')!.attrs).toMatchObject({
       timing: 'observed',
       execution_ms: 512,
@@ -146,8 +170,15 @@ describe('stage 9: the runtime telemetry joined to the steps', () => {
   test('no OTLP at all: every call and tool says which figures are unavailable and why', () => {
     const { t } = talk();
     const a = assemble({ session: S, entries: transcriptEntries(1, t) });
-    expect(a.nodes.get('call/msg_1')!.attrs).toMatchObject({ unavailable: ['duration_ms', 'ttft_ms', 'cost_usd'], unavailable_reason: expect.stringMatching(/no OTLP export/) });
-    expect(a.nodes.get('tool/tu_1')!.attrs).toMatchObject({ timing: 'unavailable', unavailable: ['execution_ms', 'decision'], unavailable_reason: expect.stringMatching(/no OTLP export/) });
+    expect(a.nodes.get('call/msg_1')!.attrs).toMatchObject({
+      unavailable: ['duration_ms', 'ttft_ms', 'cost_usd'],
+      unavailable_reason: expect.stringMatching(/no OTLP export/),
+    });
+    expect(a.nodes.get('tool/tu_1')!.attrs).toMatchObject({
+      timing: 'unavailable',
+      unavailable: ['execution_ms', 'decision'],
+      unavailable_reason: expect.stringMatching(/no OTLP export/),
+    });
     expect(a.nodes.get(`session/${S}`)!.attrs).toMatchObject({ telemetry: 'unavailable' });
     expect([...a.unresolved.values()]).toEqual([]);
   });
@@ -172,7 +203,12 @@ describe('stage 9: the runtime telemetry joined to the steps', () => {
     const callFrame = round2.find((f) => f.id === 'call/msg_1') as { attrs?: Record<string, unknown> } | undefined;
     expect(callFrame?.attrs).toMatchObject({ request_id: 'req_1', duration_ms: 210, cost_usd: 0.00136 });
     const toolFrame = round2.find((f) => f.id === 'tool/tu_w') as { attrs?: Record<string, unknown> } | undefined;
-    expect(toolFrame?.attrs).toMatchObject({ decision: 'reject', decision_source: 'config', unavailable: ['execution_ms'], unavailable_reason: 'the tool was refused and never ran' });
+    expect(toolFrame?.attrs).toMatchObject({
+      decision: 'reject',
+      decision_source: 'config',
+      unavailable: ['execution_ms'],
+      unavailable_reason: 'the tool was refused and never ran',
+    });
   });
 
   test('the join is pure: the same entries give the same figures', () => {

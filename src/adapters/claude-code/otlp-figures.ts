@@ -81,7 +81,16 @@ const bool = (v: unknown): boolean | undefined => (v === true || v === 'true' ? 
 
 /** Reads one index entry's figures (see storage/index.ts); undefined when they are not an event or span of this runtime's. */
 export function readObservation(figures: string): Observation | undefined {
-  let d: { event?: unknown; name?: unknown; span_id?: unknown; parent_span_id?: unknown; duration_ns?: unknown; start?: unknown; end?: unknown; attributes?: unknown };
+  let d: {
+    event?: unknown;
+    name?: unknown;
+    span_id?: unknown;
+    parent_span_id?: unknown;
+    duration_ns?: unknown;
+    start?: unknown;
+    end?: unknown;
+    attributes?: unknown;
+  };
   try {
     d = JSON.parse(figures) as typeof d;
   } catch {
