@@ -162,7 +162,7 @@ export function toolRows(doc: ViewDocument): ToolRow[] {
         blocked_on_user_ms: num(a.blocked_on_user_ms),
         ...(name ? splitMcpName(name) : undefined),
         sources,
-        unavailable: Array.isArray(a.unavailable) ? (a.unavailable as string[]) : undefined,
+        unavailable: Array.isArray(a.unavailable) ? (a.unavailable as string[]).map((k) => TOOL_FIGURES.find(([, attr]) => attr === k)?.[0] ?? k) : undefined,
         unavailable_reason: str(a.unavailable_reason),
       }),
     );
