@@ -33,14 +33,19 @@ const isoOf = (rfc3339: string | undefined) => (rfc3339 === undefined ? undefine
 export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>): void {
   const seen: Seen[] = [];
   for (const e of ctx.live) {
-    if (!e.figures || (e.fileKind !== 'otlp_log' && e.fileKind !== 'otlp_span')) continue;
-    const o = readObservation(e.figures);
+    const figures = e.figures;
+    if (!figures || (e.fileKind !== 'otlp_log' && e.fileKind !== 'otlp_span')) continue;
+    const o = readObservation(figures);
     if (!o) continue;
     if (o.session !== undefined && o.session !== ctx.session) {
       addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${o.name} record names session ${o.session}, not ${ctx.session}`);
       continue;
     }
-    seen.push({ ...o, at: refOf(e), ...(e.time !== undefined ? { time: e.time } : {}) });
+    // The observation is fresh: give it its place instead of copying it.
+    const placed = o as Seen;
+    placed.at = refOf(e);
+    if (e.time !== undefined) placed.time = e.time;
+    seen.push(placed);
   }
   const exported = seen.length > 0;
 
@@ -73,7 +78,8 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     if (node.kind !== 'llm.call') continue;
     const call = id.slice('call/'.length);
     const request = requestOfCall.get(call);
-    node.attrs = { ...node.attrs, ...callFigures(request, request ? (byRequest.get(request) ?? []) : [], exported) };
+    // Each node owns its attrs object (stages 3 and 4 make one per node): adding in place, not copying.
+    Object.assign((node.attrs ??= {}), callFigures(request, request ? (byRequest.get(request) ?? []) : [], exported));
   }
   for (const [request, obs] of byRequest) {
     if (callOfRequest.has(request)) continue;
@@ -92,7 +98,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     const obs = byToolUse.get(u.id) ?? [];
     const toolSpans = obs.filter((o) => o.kind === 'tool_span' && o.spanId);
     const blocked = toolSpans.flatMap((t) => byParentSpan.get(t.spanId!) ?? []);
-    node.attrs = { ...node.attrs, ...toolFigures(obs, blocked, exported) };
+    Object.assign((node.attrs ??= {}), toolFigures(obs, blocked, exported));
   }
   const toolSpanIds = new Set(seen.filter((o) => o.kind === 'tool_span' && o.spanId).map((o) => o.spanId!));
   for (const [toolUse, obs] of byToolUse) {
@@ -114,10 +120,10 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     if (!node) continue;
     const prompts = [...new Set(t.runs.map((r) => r.cycle))];
     const obs = prompts.flatMap((p) => byPrompt.get(p) ?? []);
-    node.attrs = { ...node.attrs, ...totals(obs, exported, prompts) };
+    Object.assign((node.attrs ??= {}), totals(obs, exported, prompts));
   }
   const session = ctx.out.nodes.get(entityId('session', ctx.session));
-  if (session) session.attrs = { ...session.attrs, ...totals(seen, exported), telemetry_records: seen.length };
+  if (session) Object.assign((session.attrs ??= {}), totals(seen, exported), { telemetry_records: seen.length });
 }
 
 /** A provider call's figures, each with where it came from. */
