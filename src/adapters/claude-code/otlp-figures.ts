@@ -81,6 +81,10 @@ const bool = (v: unknown): boolean | undefined => (v === true || v === 'true' ? 
 
 /** Reads one index entry's figures (see storage/index.ts); undefined when they are not an event or span of this runtime's. */
 export function readObservation(figures: string): Observation | undefined {
+  // The index writes the name first: an event or span no join reads is named without parsing the rest.
+  const named = /^\{"(event|name)":"([^"\\]+)"/.exec(figures);
+  if (named && named[1] === 'event' && !EVENT_KINDS[named[2]!]) return { kind: 'other', name: named[2]! };
+  if (named && named[1] === 'name' && !SPAN_KINDS[named[2]!]) return { kind: 'other', name: named[2]! };
   let d: {
     event?: unknown;
     name?: unknown;
