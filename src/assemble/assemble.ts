@@ -1,5 +1,5 @@
 /**
- * Assembly: landed records (through the index) → the conversation's entities. Eight stages, in an
+ * Assembly: landed records (through the index) → the conversation's entities. Nine stages, in an
  * order each depends on. Pure: the same index entries always give the same entities.
  */
 import { entityId, STRUCTURE_KINDS, type Assembly } from '../formats/session-flow/types.js';
@@ -13,6 +13,7 @@ import { joinChildren } from './stage5-children.js';
 import { computeEpochs, emitEpochs } from './stage6-epochs.js';
 import { computeTalks, emitTalks } from './stage7-talks.js';
 import { proposeSegments } from './stage8-segments.js';
+import { joinTelemetry } from './stage9-telemetry.js';
 
 export interface AssembleInput {
   session: string;
@@ -79,6 +80,7 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
   const uses = emitTools(ctx);
   joinChildren(ctx, uses);
   proposeSegments(ctx, uses);
+  joinTelemetry(ctx, uses);
   return { ...ctx.out, title, sessionFrom: from === Infinity ? undefined : from, sessionThrough: through === -Infinity ? undefined : through, duplicates };
 }
 

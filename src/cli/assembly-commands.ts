@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from './context.js';
 import { runParse } from './parse.js';
 import { runConversation } from './conversation.js';
+import { runConversationFigures } from './conversation-figures.js';
 import { runGlossary } from './glossary.js';
 import { registerScenarioCommands } from './scenario.js';
 import { registerPushCommand } from './push.js';
@@ -17,9 +18,11 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     });
   withConfig(program.command('conversation <id>').description("fold a conversation's chain and print what it holds"))
     .option('--terms <mode>', 'unified (default), native or both', 'unified')
-    .option('--json', 'the folded entities as JSON')
-    .action((id, o) => {
-      setCode(runConversation(id, o, io));
+    .option('--json', 'the folded entities as JSON (with --calls or --tools: those rows as JSON)')
+    .option('--calls', "one row per provider call: request id, duration, time to first token, cost, failed attempts, usage, each figure's source")
+    .option('--tools', 'one row per tool use: execution time, success, permission decision and who made it, result size')
+    .action((id, o: { config?: string; terms?: string; json?: boolean; calls?: boolean; tools?: boolean }) => {
+      setCode(o.calls || o.tools ? runConversationFigures(id, o, io) : runConversation(id, o, io));
     });
   registerScenarioCommands(program, io, setCode);
   registerPushCommand(program, io, setCode);

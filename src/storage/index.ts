@@ -12,7 +12,7 @@ import { formatKv, parseKv } from './kv-text.js';
 import { listLanded } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 
-export const INDEX_SCHEMA = 4;
+export const INDEX_SCHEMA = 5;
 
 /** A part assembly can use (text, reasoning, call, result), with its position in the record's parts. */
 export interface IndexedPart {
@@ -49,6 +49,11 @@ export interface IndexEntry {
   trigger?: string;
   flags: string[];
   parts: IndexedPart[];
+  /**
+   * A runtime telemetry record's (`otlp_log`, `otlp_span`) figures: the data part's name, its ids
+   * and its scalar attributes as compact JSON, long strings left out. Assembly joins on these.
+   */
+  figures?: string;
 }
 
 export interface IndexedFile {
@@ -71,10 +76,31 @@ export interface SessionIndex {
 export const indexDir = (root: string, session: string) => join(root, session, 'index');
 const KINDS: readonly PartKind[] = ['text', 'reasoning', 'call', 'result', 'media', 'data', 'unknown'];
 const STATES: readonly PartState[] = ['available', 'truncated', 'redacted', 'omitted', 'unavailable'];
-const ROW_STRIDE = 18;
+const ROW_STRIDE = 19;
 const PART_STRIDE = 7;
 const INDEXED_KINDS: ReadonlySet<PartKind> = new Set(['text', 'reasoning', 'call', 'result']);
 const STRING_FIELDS = ['id', 'parent', 'call', 'run', 'continues', 'tool', 'child', 'batch', 'started_by', 'label', 'from', 'trigger'] as const;
+const TELEMETRY_KINDS: ReadonlySet<FileKind> = new Set(['otlp_log', 'otlp_span']);
+/** A string attribute longer than this is text (a prompt, an error body), not a figure or an id. */
+const MAX_FIGURE_STRING = 200;
+const FIGURE_KEYS = ['event', 'name', 'span_id', 'parent_span_id', 'duration_ns', 'start', 'end'] as const;
+
+/** The figures of a telemetry data part: its name and ids, and every scalar attribute that is not long text. */
+function figuresOf(data: unknown): string | undefined {
+  if (!data || typeof data !== 'object') return undefined;
+  const d = data as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of FIGURE_KEYS) if (d[k] !== undefined) out[k] = d[k];
+  const attrs = d.attributes;
+  if (attrs && typeof attrs === 'object') {
+    const a: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(attrs as Record<string, unknown>)) {
+      if (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= MAX_FIGURE_STRING)) a[k] = v;
+    }
+    out.attributes = a;
+  }
+  return JSON.stringify(out);
+}
 
 export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { kind: FileKind; stream?: string; batch?: string }): IndexEntry {
   const t = r.time ? Date.parse(r.time) : NaN;
@@ -91,6 +117,10 @@ export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { k
     if (p.of) ip.of = p.of;
     if (p.failed !== undefined) ip.failed = p.failed;
     e.parts.push(ip);
+  }
+  if (TELEMETRY_KINDS.has(file.kind)) {
+    const figures = figuresOf(r.parts.find((p) => p.k === 'data')?.data);
+    if (figures) e.figures = figures;
   }
   return e;
 }
@@ -131,6 +161,7 @@ function encodeIndex(ix: SessionIndex): Buffer {
     rows[r++] = s(e.fileBatch);
     for (const f of STRING_FIELDS) rows[r++] = s(e[f]);
     rows[r++] = s(e.flags.length ? e.flags.join(' ') : undefined);
+    rows[r++] = s(e.figures);
     times[i] = e.time ?? NaN;
     for (const q of e.parts) {
       parts[p++] = q.block;
@@ -247,6 +278,9 @@ class IndexedRecord implements IndexEntry {
     let f = this.c.flags.get(fl);
     if (!f) this.c.flags.set(fl, (f = this.c.str[fl]!.split(' ')));
     return f;
+  }
+  get figures() {
+    return this.s(18);
   }
   get parts(): IndexedPart[] {
     if (this.cachedParts) return this.cachedParts;

@@ -21,9 +21,17 @@ export interface LabOptions {
   tools?: string;
   otlp?: string;
   protocol?: string;
+  /** `1`: also the runtime's beta spans. */
+  traces?: string;
+  /** Run the lab's MCP server, its calls logged to this file. */
+  mcp?: string;
+  /** The mock's own copy of every request body it received, one file per request id. */
+  logBodies?: string;
 }
 
 export const LAB_SCRIPT = join(SHARED, 'lab', 'scripts', 'basic.json');
+/** basic.json plus SLOWAPI, SLOWTOOL, DENYME, MCPCALL, EDITFILE. */
+export const WORK_SCRIPT = join(SHARED, 'lab', 'scripts', 'work.json');
 
 /** Runs the real Claude Code CLI through ../shared/lab (a scripted API on loopback). */
 export async function labRun(o: LabOptions): Promise<LabRun> {
@@ -40,6 +48,8 @@ export interface LoggedRequest {
   stop_reason: string;
   usage: { in: number; out: number; cache_read: number; cache_write: number };
   tools: { id: string; name: string }[];
+  received_at?: string;
+  answered_at?: string;
 }
 
 /** The mock's request log: one line per answered request, the ground truth for provider calls. */

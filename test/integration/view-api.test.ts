@@ -150,6 +150,28 @@ describe('the view API on real Claude Code sessions', () => {
     }
   });
 
+  test('/calls and /tools without an OTLP export: a row per call the API answered and per tool use, every figure unavailable with its reason', async () => {
+    const calls = await get<{
+      totals: object;
+      calls: { message_id: string; request_id?: string; unavailable?: string[]; unavailable_reason?: string; sources: object }[];
+    }>(`${url}/api/c/${parallel}/calls`);
+    expect(calls.status).toBe(200);
+    expect(calls.body.totals).toEqual({});
+    expect(calls.body.calls.map((c) => c.message_id).sort()).toEqual(requests.parallel.map((r) => r.message_id).sort());
+    for (const c of calls.body.calls) {
+      expect(c.request_id).toBeUndefined();
+      expect(c).toMatchObject({
+        unavailable: ['duration_ms', 'ttft_ms', 'cost_usd'],
+        unavailable_reason: expect.stringMatching(/no OTLP export/),
+        sources: { usage: 'transcript' },
+      });
+    }
+    const tools = await get<{ tools: { tool_use_id: string; name: string; unavailable?: string[] }[] }>(`${url}/api/c/${parallel}/tools`);
+    expect(tools.body.tools.map((t) => t.tool_use_id).sort()).toEqual(requests.parallel.flatMap((r) => r.tools.map((t) => t.id)).sort());
+    for (const t of tools.body.tools) expect(t.unavailable).toEqual(['duration_ms', 'decision']);
+    expect((await get(`${url}/api/c/no-such-conversation/calls`)).status).toBe(404);
+  });
+
   test('the delegated child: its stream, label and opener, its talk, and the edges across streams', () => {
     const d = docs[delegate]!;
     const child = d.streams.find((s) => s.role === 'child')!;

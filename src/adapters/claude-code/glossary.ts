@@ -85,6 +85,11 @@ export const TERMS: Record<string, Term> = {
   spawn_call: { where: 'derived', note: 'a batch of children names a launch call that never landed' },
   spawn_of_child: { where: 'derived', note: 'a child stream landed, and nothing names the call that started it' },
   epoch_continuation: { where: 'derived', note: 'a reset names a record that is not in the landed data' },
+  telemetry: {
+    native: 'OTLP event or span (request_id, tool_use_id, parent span)',
+    where: 'otlp_log / otlp_span records from the runtime’s own export',
+    note: 'an event or span that joins no landed call or tool by its identifiers',
+  },
 };
 
 /** Session Data's own fields, one line each, for a reader of a landed record. */

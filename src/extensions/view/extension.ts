@@ -11,7 +11,9 @@ import { PAGE_HTML, STYLE_CSS } from './assets.js';
 import { ViewCatalog, type ViewStatus } from './catalog.js';
 import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
+import { callsAnswer, toolsAnswer } from './figures-api.js';
 import type { ViewConfig } from './config.js';
+import type { ViewDocument } from '../../formats/view/types.js';
 
 export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
 
@@ -107,6 +109,12 @@ export class ViewExtension {
       const v = this.catalog.view(String(req.params.id));
       if (!v.cached) this.ctx.log?.('debug', 'view built', { conversation: req.params.id, ms: Math.round(v.builtMs), bytes: v.json.length });
       res.type('application/json').send(v.json);
+    });
+    api.get('/c/:id/calls', (req, res) => {
+      res.json(callsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
+    });
+    api.get('/c/:id/tools', (req, res) => {
+      res.json(toolsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
     });
     api.get('/c/:id/record/:seq/:row', (req, res) => {
       res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));

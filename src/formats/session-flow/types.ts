@@ -15,7 +15,8 @@ export interface Ref {
 
 export type Quality = 'exact_unique' | 'exact_ambiguous' | 'strong_inference' | 'weak_inference' | 'unresolved' | 'conflict';
 export type UnresolvedState = 'open' | 'resolved' | 'terminal';
-export type UnresolvedKind = 'tool_result' | 'tool_use' | 'child_stream' | 'notified_child' | 'spawn_call' | 'spawn_of_child' | 'epoch_continuation';
+export type UnresolvedKind =
+  'tool_result' | 'tool_use' | 'child_stream' | 'notified_child' | 'spawn_call' | 'spawn_of_child' | 'epoch_continuation' | 'telemetry';
 
 export const NODE_KINDS = [
   'session',
@@ -53,6 +54,7 @@ export const UNRESOLVED_KINDS: readonly UnresolvedKind[] = [
   'spawn_call',
   'spawn_of_child',
   'epoch_continuation',
+  'telemetry',
 ];
 
 /** Kinds that are structure, not steps: everything else a round holds counts as a step. */

@@ -9,6 +9,7 @@ import type { EntityFrame, Ref } from '../session-flow/types.js';
 import { STRUCTURE_KINDS } from '../session-flow/types.js';
 import type { SdRecord } from '../session-data/types.js';
 import { mergeByTime, type Placed } from './order.js';
+import { telemetrySummary } from './figures.js';
 import { nodeText, partText, recordText } from './text.js';
 import {
   MAX_TREE_DEPTH,
@@ -475,6 +476,7 @@ export class ViewModel {
         unresolved: open,
         ...(from !== undefined ? { from } : {}),
         ...(to !== undefined ? { to } : {}),
+        ...telemetrySummary(sessionNode?.attrs),
         kinds: sortedCounts(kinds),
         relation_types: sortedCounts(relTypes),
         quality: sortedCounts(quality),

@@ -33,6 +33,12 @@ export interface ViewSummary {
   /** When the session began and its last activity, unix ms, from the session node. */
   from?: number;
   to?: number;
+  /** The runtime's own figures for the whole conversation (assembly's telemetry join); absent when it exported none. */
+  cost_usd?: number;
+  api_ms?: number;
+  tool_ms?: number;
+  api_calls?: number;
+  api_errors?: number;
   kinds: Record<string, number>;
   relation_types: Record<string, number>;
   quality: Record<string, number>;
