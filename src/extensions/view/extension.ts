@@ -95,6 +95,9 @@ export class ViewExtension {
       if (!v.cached) this.ctx.log?.('debug', 'view built', { conversation: req.params.id, ms: Math.round(v.builtMs), bytes: v.json.length });
       res.type('application/json').send(v.json);
     });
+    api.get('/c/:id/changes', (req, res) => {
+      res.json(this.catalog.changes(String(req.params.id)));
+    });
     api.get('/c/:id/record/:seq/:row', (req, res) => {
       res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
     });
