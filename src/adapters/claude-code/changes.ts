@@ -26,7 +26,13 @@ function hunkOf(h: unknown): ChangeHunk | undefined {
     newStart = num(h.newStart),
     newLines = num(h.newLines);
   if (oldStart === undefined || oldLines === undefined || newStart === undefined || newLines === undefined) return undefined;
-  return { old_start: oldStart, old_lines: oldLines, new_start: newStart, new_lines: newLines, lines: h.lines.filter((l): l is string => typeof l === 'string') };
+  return {
+    old_start: oldStart,
+    old_lines: oldLines,
+    new_start: newStart,
+    new_lines: newLines,
+    lines: h.lines.filter((l): l is string => typeof l === 'string'),
+  };
 }
 
 /** The lines of a new file's content, as one hunk that adds them all (the runtime sends no patch for a create). */

@@ -26,7 +26,10 @@ export function windowChanges(root: string, files: IndexedFile[], isLive: (seq: 
 }
 
 /** The header's running totals: what the previous round counted plus this window's. */
-export function addTotals(previous: Partial<ChangeTotals> | undefined, window: WorkspaceChange[]): Pick<ChangeTotals, 'changes' | 'lines_added' | 'lines_removed'> {
+export function addTotals(
+  previous: Partial<ChangeTotals> | undefined,
+  window: WorkspaceChange[],
+): Pick<ChangeTotals, 'changes' | 'lines_added' | 'lines_removed'> {
   const w = changeTotals(window);
   return {
     changes: (previous?.changes ?? 0) + w.changes,
