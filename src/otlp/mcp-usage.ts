@@ -35,14 +35,30 @@ export function mcpMetrics(session: string, windows: McpWindow[]): object[] {
   const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
   const points = (value: (w: McpWindow) => number) =>
     windows.map((w) => ({
-      attributes: [str('session.id', session), str('mcp.server.name', w.server), str('mcp.tool.name', w.tool), str('outcome', w.outcome), str('query_source', w.query_source)],
+      attributes: [
+        str('session.id', session),
+        str('mcp.server.name', w.server),
+        str('mcp.tool.name', w.tool),
+        str('outcome', w.outcome),
+        str('query_source', w.query_source),
+      ],
       startTimeUnixNano: nanos(BigInt(w.start_ms) * 1_000_000n),
       timeUnixNano: nanos(BigInt(w.end_ms) * 1_000_000n),
       asInt: value(w),
     }));
   return [
-    { name: MCP_CALLS, description: CALLS_DESCRIPTION, unit: '{call}', sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints: points((w) => w.calls) } },
-    { name: MCP_DURATION, description: DURATION_DESCRIPTION, unit: 'ms', sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints: points((w) => w.duration_ms) } },
+    {
+      name: MCP_CALLS,
+      description: CALLS_DESCRIPTION,
+      unit: '{call}',
+      sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints: points((w) => w.calls) },
+    },
+    {
+      name: MCP_DURATION,
+      description: DURATION_DESCRIPTION,
+      unit: 'ms',
+      sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints: points((w) => w.duration_ms) },
+    },
   ];
 }
 

@@ -52,7 +52,14 @@ export function encodeTokenUsage(session: string, windows: Window[], mcp: McpWin
             scope: { name: SCOPE_NAME, version: aszcolVersion() },
             metrics: [
               ...(windows.length
-                ? [{ name: METRIC_NAME, description: METRIC_DESCRIPTION, unit: METRIC_UNIT, sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints } }]
+                ? [
+                    {
+                      name: METRIC_NAME,
+                      description: METRIC_DESCRIPTION,
+                      unit: METRIC_UNIT,
+                      sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints },
+                    },
+                  ]
                 : []),
               ...mcpMetrics(session, mcp),
             ],

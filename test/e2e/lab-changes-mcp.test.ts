@@ -13,6 +13,10 @@ import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { foldOf } from '../helpers/parse.js';
 import { ViewCatalog } from '../../src/extensions/view/catalog.js';
 import { loadChain } from '../../src/storage/chain.js';
+import { deriveTokenUsage } from '../../src/processors/token-metrics/derive.js';
+import { PrometheusExporter } from '../../src/exporters/prometheus/exporter.js';
+import type { PrometheusExporterConfig } from '../../src/exporters/prometheus/config.js';
+import type { ComponentSettings, PassContext } from '../../src/component/component.js';
 
 afterAll(cleanupTemp);
 
@@ -93,5 +97,27 @@ describe('workspace changes and MCP calls of sessions the real Claude Code wrote
     // The slow tool waited 400 ms inside the server; the step's duration cannot be shorter.
     expect(steps.find((s) => s.attrs!.mcp_tool === 'slow')!.attrs!.duration_ms as number).toBeGreaterThanOrEqual(400);
     expect(steps.filter((s) => s.attrs!.outcome === 'failed')).toHaveLength(1);
+  });
+
+  test('the metrics count 3 MCP calls, one failed, with the milliseconds of the steps; the prometheus exporter shows them', async () => {
+    const derived = await deriveTokenUsage({ root, lookbackMs: 0, graceMs: 0, session: mcp });
+    expect(derived.problems).toEqual([]);
+    expect(derived.mcp_calls).toBe(3);
+    const prom = new PrometheusExporter({} as PrometheusExporterConfig, { id: 'prometheus', storageRoot: root, metricsSource: 'derived' } as ComponentSettings);
+    await prom.send({} as PassContext);
+    const text = await prom.registry.metrics();
+    const series = (name: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(`${name}{`))
+        .map((l) => ({ labels: l.slice(l.indexOf('{'), l.indexOf('}') + 1), value: Number(l.slice(l.lastIndexOf(' ') + 1)) }));
+    const calls = series('agent_mcp_calls_total');
+    expect(calls.reduce((n, c) => n + c.value, 0)).toBe(3);
+    expect(calls.filter((c) => c.labels.includes('outcome="failed"'))).toEqual([{ labels: expect.stringContaining('mcp_tool_name="fail"'), value: 1 }]);
+    expect(calls.every((c) => c.labels.includes('mcp_server_name="lab"') && c.labels.includes(`session_id="${mcp}"`))).toBe(true);
+    // The summed milliseconds are the steps' own durations, no more and no less.
+    const steps = foldOf(root, mcp).nodes.filter((n) => typeof n.attrs?.mcp_tool === 'string');
+    const stepMs = steps.reduce((n, s) => n + (s.attrs!.duration_ms as number), 0);
+    expect(series('agent_mcp_duration_milliseconds_total').reduce((n, c) => n + c.value, 0)).toBe(stepMs);
   });
 });

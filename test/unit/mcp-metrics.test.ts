@@ -70,10 +70,20 @@ function spooled(root: string) {
 describe('MCP metrics derived from what landed', () => {
   function scenario(root: string) {
     // Two calls in one batch (one request record each side of a file boundary), then one that fails, one interrupted, one not MCP.
-    land(root, 1, [ask('m1', T0, [['t-echo', 'mcp__lab__echo'], ['t-slow', 'mcp__lab__slow']]), answer('t-echo', T0 + 100)]);
+    land(root, 1, [
+      ask('m1', T0, [
+        ['t-echo', 'mcp__lab__echo'],
+        ['t-slow', 'mcp__lab__slow'],
+      ]),
+      answer('t-echo', T0 + 100),
+    ]);
     land(root, 2, [
       answer('t-slow', T0 + 600),
-      ask('m2', T0 + 700, [['t-fail', 'mcp__lab__fail'], ['t-odd', 'mcp__a__b__c'], ['t-bash', 'Bash']]),
+      ask('m2', T0 + 700, [
+        ['t-fail', 'mcp__lab__fail'],
+        ['t-odd', 'mcp__a__b__c'],
+        ['t-bash', 'Bash'],
+      ]),
       answer('t-fail', T0 + 730, true),
       answer('t-odd', T0 + 800, true, ['interrupted']),
       answer('t-bash', T0 + 900),
@@ -109,7 +119,11 @@ describe('MCP metrics derived from what landed', () => {
     const r = await deriveTokenUsage({ root, lookbackMs: 0, graceMs: 0, tokens: false });
     expect(r.counted).toBe(0);
     expect(spooled(root).flatMap((b) => tokenPoints(b))).toEqual([]);
-    expect(spooled(root).flatMap((b) => mcpPoints(b)).filter((p) => p.metric === 'agent.mcp.calls')).toHaveLength(4);
+    expect(
+      spooled(root)
+        .flatMap((b) => mcpPoints(b))
+        .filter((p) => p.metric === 'agent.mcp.calls'),
+    ).toHaveLength(4);
   });
 });
 
@@ -135,12 +149,12 @@ service:
   });
 
   test('beside a pipeline that derives token usage, it is refused: the tokens would be counted twice', () => {
-    const yaml = BOTH.replace(
-      'exporters:\n  otlp/oap',
-      'exporters:\n  otlp/b: { endpoint: 127.0.0.1:4317 }\n  otlp/oap',
-    ).replace('    metrics: {', '    metrics/tokens: { receivers: [claude_code_local], processors: [token_metrics/t], exporters: [otlp/b] }\n    metrics: {');
-    expect(() => parseConfig(yaml.replace('processors:\n  token_metrics:', 'processors:\n  token_metrics:\n  token_metrics/t:'), ENV, 'test.yaml', REGISTRY)).toThrow(
-      /passes claude_code_otlp metrics through while pipeline metrics\/tokens derives token usage.*derives only MCP metrics/,
+    const yaml = BOTH.replace('exporters:\n  otlp/oap', 'exporters:\n  otlp/b: { endpoint: 127.0.0.1:4317 }\n  otlp/oap').replace(
+      '    metrics: {',
+      '    metrics/tokens: { receivers: [claude_code_local], processors: [token_metrics/t], exporters: [otlp/b] }\n    metrics: {',
     );
+    expect(() =>
+      parseConfig(yaml.replace('processors:\n  token_metrics:', 'processors:\n  token_metrics:\n  token_metrics/t:'), ENV, 'test.yaml', REGISTRY),
+    ).toThrow(/passes claude_code_otlp metrics through while pipeline metrics\/tokens derives token usage.*derives only MCP metrics/);
   });
 });

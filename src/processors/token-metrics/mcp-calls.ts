@@ -33,8 +33,7 @@ const timeOf = (r: SdRecord) => {
 
 function requestsIn(records: SdRecord[], into: Map<string, Request>, wanted?: Set<string>): void {
   for (const r of records)
-    for (const p of r.parts)
-      if (p.k === 'call' && p.id && (!wanted || wanted.has(p.id)) && !into.has(p.id)) into.set(p.id, { name: p.name, time: timeOf(r) });
+    for (const p of r.parts) if (p.k === 'call' && p.id && (!wanted || wanted.has(p.id)) && !into.has(p.id)) into.set(p.id, { name: p.name, time: timeOf(r) });
 }
 
 export function mcpCallsIn(records: SdRecord[], earlier: () => Iterable<SdRecord[]>): McpCallSeen[] {
@@ -73,7 +72,8 @@ export function mcpCallsIn(records: SdRecord[], earlier: () => Iterable<SdRecord
 const MINUTE = 60_000;
 
 /** The series key of an MCP window in the derivation state, apart from the token series. */
-export const mcpSeriesKey = (w: Pick<McpWindow, 'server' | 'tool' | 'outcome' | 'query_source'>) => `mcp\u0000${w.server}\u0000${w.tool}\u0000${w.outcome}\u0000${w.query_source}`;
+export const mcpSeriesKey = (w: Pick<McpWindow, 'server' | 'tool' | 'outcome' | 'query_source'>) =>
+  `mcp\u0000${w.server}\u0000${w.tool}\u0000${w.outcome}\u0000${w.query_source}`;
 
 /**
  * Calls summed per minute and series; a window whose series already reaches past its minute starts
