@@ -162,6 +162,9 @@ describe('a round as a record', () => {
       'asz.conversation.streams',
       'asz.conversation.segments',
       'asz.conversation.unresolved',
+      'asz.conversation.llm_calls',
+      'asz.conversation.subagents',
+      'asz.conversation.bash_runs',
       'asz.conversation',
       'asz.round',
     ]);
@@ -181,11 +184,38 @@ describe('a round as a record', () => {
       'asz.conversation.streams': 2,
       'asz.conversation.segments': 1,
       'asz.conversation.unresolved': 4,
+      'asz.conversation.llm_calls': 9,
+      'asz.conversation.subagents': 1,
+      'asz.conversation.bash_runs': 2,
       'asz.conversation': 'conv-1',
       'asz.round': 2,
       'asz.file.digest': createHash('sha256').update(bytes).digest('hex'),
     });
     expect(f.timeNs).toBe(timeNs('2026-06-01T09:10:00.000Z'));
+  });
+
+  test('workspace changes travel only when measured: the three attributes with their values, never a 0 for unknown', () => {
+    const bytes = round({ changes: 0, lines_added: 0, lines_removed: 0 });
+    const unknown = attrsOf(describeRound('r.sf', bytes).attributes);
+    for (const k of ['changes', 'lines_added', 'lines_removed']) expect(unknown).not.toHaveProperty(`asz.conversation.${k}`);
+    const measured = describeRound('r.sf', bytes, { changes: 3, linesAdded: 42, linesRemoved: 7 });
+    const keys = measured.attributes.map((a) => a.key);
+    // asz 0.6's order: the five counts, the workspace three, the activity three.
+    expect(keys.slice(keys.indexOf('asz.conversation.unresolved') + 1, keys.indexOf('asz.conversation'))).toEqual([
+      'asz.conversation.changes',
+      'asz.conversation.lines_added',
+      'asz.conversation.lines_removed',
+      'asz.conversation.llm_calls',
+      'asz.conversation.subagents',
+      'asz.conversation.bash_runs',
+    ]);
+    expect(attrsOf(measured.attributes)).toMatchObject({
+      'asz.conversation.changes': 3,
+      'asz.conversation.lines_added': 42,
+      'asz.conversation.lines_removed': 7,
+    });
+    // A measured zero is a fact and travels.
+    expect(attrsOf(describeRound('r.sf', bytes, { changes: 0, linesAdded: 0, linesRemoved: 0 }).attributes)['asz.conversation.changes']).toBe(0);
   });
 
   test('a round whose commit does not match is refused', () => {
