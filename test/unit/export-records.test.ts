@@ -8,7 +8,7 @@ import type { SdRecord } from '../../src/formats/session-data/types.js';
 import { encodeRound } from '../../src/formats/session-flow/encode.js';
 import type { RoundHeader } from '../../src/formats/session-flow/types.js';
 import { describeLanded, describeRound, timeNs, UnsendableFileError } from '../../src/exporters/otlp/records.js';
-import { encodeLogsRequest, withResource } from '../../src/exporters/otlp/encode.js';
+import { encodeLogsRequest, withIdentity } from '../../src/exporters/otlp/encode.js';
 import { endpointKey, validateOtlpExporterConfig } from '../../src/exporters/otlp/config.js';
 import { TokenBucket, type Clock } from '../../src/exporters/otlp/rate.js';
 import { grpcRetryDelayMs, readResponse, retryAfterMs, stopsPass } from '../../src/exporters/otlp/transport.js';
@@ -270,24 +270,40 @@ describe('the request', () => {
     expect(Number(attrsOf(r2.attributes)['asz.round'])).toBe(2);
   });
 
-  test("a derived metrics request takes the exporter's resource and keeps everything else", () => {
+  test("a spooled metrics request (Claude Code's own, or derived) goes under the exporter's identity; points and the runtime's other resource attributes unchanged", () => {
     const T = otlpTypes().ExportMetricsServiceRequest;
+    const ccResource = [
+      { key: 'service.name', value: { stringValue: 'claude-code' } },
+      { key: 'service.version', value: { stringValue: '2.1.328' } },
+      { key: 'telemetry.sdk.name', value: { stringValue: 'opentelemetry' } },
+      { key: 'host.arch', value: { stringValue: 'arm64' } },
+    ];
+    const point = { asDouble: 3, attributes: [{ key: 'session.id', value: { stringValue: 's-1' } }, { key: 'type', value: { stringValue: 'input' } }] };
     const src = Buffer.from(
       T.encode(
         T.fromObject({
           resourceMetrics: [
-            {
-              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
-              scopeMetrics: [{ scope: { name: 's' }, metrics: [{ name: 'm', sum: { dataPoints: [{ asDouble: 3 }] } }] }],
-            },
+            { resource: { attributes: ccResource }, scopeMetrics: [{ scope: { name: 'com.anthropic.claude_code' }, metrics: [{ name: 'claude_code.token.usage', sum: { dataPoints: [point] } }] }] },
+            { resource: { attributes: [] }, scopeMetrics: [{ scope: { name: 's' }, metrics: [{ name: 'm', sum: { dataPoints: [{ asDouble: 1 }] } }] }] },
           ],
         }),
       ).finish(),
     );
-    const out = withResource(src, resourceAttributes({ serviceName: 'X', instanceId: 'i', layer: 'L' }, 'Claude Code'));
-    const o = T.toObject(T.decode(out)) as any;
-    expect(attrsOf(o.resourceMetrics[0].resource.attributes)['service.name']).toBe('X');
-    expect(o.resourceMetrics[0].scopeMetrics).toEqual((T.toObject(T.decode(src)) as any).resourceMetrics[0].scopeMetrics);
+    const identity = resourceAttributes({ serviceName: '', instanceId: 'alice@box', layer: 'AI_AGENT' }, 'Claude Code');
+    const o = T.toObject(T.decode(withIdentity(src, identity))) as any;
+    const before = T.toObject(T.decode(src)) as any;
+    for (const [n, rm] of (o.resourceMetrics as any[]).entries()) {
+      expect(attrsOf(rm.resource.attributes)).toMatchObject({
+        'service.name': 'Claude Code',
+        'service.instance.id': 'alice@box',
+        'service.layer': 'AI_AGENT',
+        'telemetry.sdk.name': 'aszcol',
+      });
+      expect(rm.scopeMetrics).toEqual(before.resourceMetrics[n].scopeMetrics);
+    }
+    // The runtime's own facts stay; its service name and SDK do not.
+    expect(attrsOf(o.resourceMetrics[0].resource.attributes)).toMatchObject({ 'service.version': '2.1.328', 'host.arch': 'arm64' });
+    expect(o.resourceMetrics[0].resource.attributes.filter((a: any) => a.key === 'service.name')).toHaveLength(1);
   });
 
   test("the runtime is named from the landed header's adapter", () => {
@@ -337,6 +353,15 @@ describe('configuration', () => {
       maxBytesPerMinute: 10_000_000,
       timeoutMs: 2000,
     });
+  });
+
+  test('the identity: a named service and instance are one line of text; white space, control characters and overlong names are refused at their path', () => {
+    expect(v({ endpoint: 'h:1', service_name: 'Claude Code', instance_id: 'alice@example.com' })).toMatchObject({ serviceName: 'Claude Code', instanceId: 'alice@example.com' });
+    refused({ endpoint: 'h:1', service_name: '   ' }, 'exporters.otlp/oap.service_name', /only white space/);
+    refused({ endpoint: 'h:1', instance_id: ' bob@box' }, 'exporters.otlp/oap.instance_id', /starts or ends with white space/);
+    refused({ endpoint: 'h:1', instance_id: 'bob\nbox' }, 'exporters.otlp/oap.instance_id', /control characters/);
+    refused({ endpoint: 'h:1', service_name: 'x'.repeat(256) }, 'exporters.otlp/oap.service_name', /256 characters is too long/);
+    refused({ endpoint: 'h:1', layer: 'ai-agent' }, 'exporters.otlp/oap.layer', /upper case with underscores/);
   });
 
   test('every refusal names its exact path', () => {

@@ -17,7 +17,7 @@ import { FileLock } from '../../storage/lock.js';
 import { endpointLockPath, PushState, type PushedFile } from '../../storage/push-state.js';
 import { nowNs } from '../../util/time.js';
 import { endpointKey, type OtlpExporterConfig } from './config.js';
-import { withResource } from './encode.js';
+import { withIdentity } from './encode.js';
 import { GrpcTransport } from './grpc-transport.js';
 import { HttpTransport } from './http-transport.js';
 import { resourceAttributes, type Identity } from '../../otlp/identity.js';
@@ -84,6 +84,9 @@ interface Batch {
   fileBytes: number;
   items: number;
 }
+
+/** Every spooled metric is Claude Code's: received from its exporter, or derived from its transcripts. */
+const RUNTIME_OF_METRICS = 'Claude Code';
 
 const emptyCounts = (): SignalCounts => ({ files: 0, bytes: 0, requests: 0 });
 /** Requests read and encoded ahead of the one on the wire: enough to keep the reader busy, few enough to keep memory flat. */
@@ -329,12 +332,12 @@ export class Pusher {
 
   /**
    * Spooled requests travel back to back: concatenated protobuf messages are one message whose
-   * repeated `resource_metrics` hold them all, each as it was. Derived ones take our resource.
+   * repeated `resource_metrics` hold them all. Every one, derived or received from Claude Code,
+   * goes under the exporter's identity (withIdentity), its points as they were.
    */
   private encodeMetrics(files: { rel: string; bytes: Buffer }[]): Buffer {
-    if (this.metrics !== 'derived') return Buffer.concat(files.map((f) => f.bytes));
-    const resource = resourceAttributes(this.identity, 'Claude Code');
-    return Buffer.concat(files.map((f) => withResource(f.bytes, resource)));
+    const resource = resourceAttributes(this.identity, RUNTIME_OF_METRICS);
+    return Buffer.concat(files.map((f) => withIdentity(f.bytes, resource)));
   }
 
   close(): void {
