@@ -162,7 +162,11 @@ describe('derived token usage', () => {
     const got = metricsReqs[0]!.request;
     expect(got.resourceMetrics.map((rm: any) => rm.scopeMetrics)).toEqual(asReceived.resourceMetrics.map((rm: any) => rm.scopeMetrics));
     for (const rm of got.resourceMetrics)
-      expect(attrs(rm.resource.attributes)).toMatchObject({ 'service.name': 'Claude Code', 'service.instance.id': expect.stringContaining('@'), 'service.layer': 'AI_AGENT' });
+      expect(attrs(rm.resource.attributes)).toMatchObject({
+        'service.name': 'Claude Code',
+        'service.instance.id': expect.stringContaining('@'),
+        'service.layer': 'AI_AGENT',
+      });
   });
 });
 

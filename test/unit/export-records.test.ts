@@ -278,12 +278,21 @@ describe('the request', () => {
       { key: 'telemetry.sdk.name', value: { stringValue: 'opentelemetry' } },
       { key: 'host.arch', value: { stringValue: 'arm64' } },
     ];
-    const point = { asDouble: 3, attributes: [{ key: 'session.id', value: { stringValue: 's-1' } }, { key: 'type', value: { stringValue: 'input' } }] };
+    const point = {
+      asDouble: 3,
+      attributes: [
+        { key: 'session.id', value: { stringValue: 's-1' } },
+        { key: 'type', value: { stringValue: 'input' } },
+      ],
+    };
     const src = Buffer.from(
       T.encode(
         T.fromObject({
           resourceMetrics: [
-            { resource: { attributes: ccResource }, scopeMetrics: [{ scope: { name: 'com.anthropic.claude_code' }, metrics: [{ name: 'claude_code.token.usage', sum: { dataPoints: [point] } }] }] },
+            {
+              resource: { attributes: ccResource },
+              scopeMetrics: [{ scope: { name: 'com.anthropic.claude_code' }, metrics: [{ name: 'claude_code.token.usage', sum: { dataPoints: [point] } }] }],
+            },
             { resource: { attributes: [] }, scopeMetrics: [{ scope: { name: 's' }, metrics: [{ name: 'm', sum: { dataPoints: [{ asDouble: 1 }] } }] }] },
           ],
         }),
@@ -356,7 +365,10 @@ describe('configuration', () => {
   });
 
   test('the identity: a named service and instance are one line of text; white space, control characters and overlong names are refused at their path', () => {
-    expect(v({ endpoint: 'h:1', service_name: 'Claude Code', instance_id: 'alice@example.com' })).toMatchObject({ serviceName: 'Claude Code', instanceId: 'alice@example.com' });
+    expect(v({ endpoint: 'h:1', service_name: 'Claude Code', instance_id: 'alice@example.com' })).toMatchObject({
+      serviceName: 'Claude Code',
+      instanceId: 'alice@example.com',
+    });
     refused({ endpoint: 'h:1', service_name: '   ' }, 'exporters.otlp/oap.service_name', /only white space/);
     refused({ endpoint: 'h:1', instance_id: ' bob@box' }, 'exporters.otlp/oap.instance_id', /starts or ends with white space/);
     refused({ endpoint: 'h:1', instance_id: 'bob\nbox' }, 'exporters.otlp/oap.instance_id', /control characters/);
@@ -486,11 +498,11 @@ describe('answers', () => {
   const T = otlpTypes().ExportLogsServiceResponse;
   const enc = (o: object) => Buffer.from(T.encode(T.fromObject(o)).finish());
 
-  test('a partial success that rejected anything is a refusal of the whole request', () => {
+  test('a partial success that rejected anything is taken, with what was rejected and why (asz 0.6)', () => {
     expect(readResponse('logs', Buffer.alloc(0), 'x')).toEqual({ ok: true });
     expect(readResponse('logs', enc({}), 'x')).toEqual({ ok: true });
     const p = readResponse('logs', enc({ partialSuccess: { rejectedLogRecords: 2, errorMessage: 'bad' } }), 'x');
-    expect(p).toMatchObject({ ok: false, kind: 'partial' });
+    expect(p).toEqual({ ok: true, rejected: { items: 2, message: "x rejected 2 of the request's log records: bad" } });
     expect(stopsPass(p)).toBe(false);
     expect(readResponse('logs', enc({ partialSuccess: { errorMessage: 'just so you know' } }), 'x')).toEqual({ ok: true, warning: 'just so you know' });
     expect(readResponse('logs', Buffer.from('<html>'), 'x')).toMatchObject({ ok: false });
