@@ -77,7 +77,7 @@ export interface RejectedFile {
 
 /** A reason as one line of bounded length: a receiver's message is not ours to trust. */
 export function reasonLine(text: string): string {
-  const one = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim() || 'no reason given';
+  const one = text.replace(/\p{Cc}+/gu, ' ').trim() || 'no reason given';
   return one.length > 500 ? `${one.slice(0, 497)}...` : one;
 }
 
