@@ -219,8 +219,7 @@ function identityName(v: unknown, path: string, what: string): string {
   if (text.trim() === '') throw new ConfigError(path, `is ${what}; it is only white space: leave it out (or "") for the default, or name it`);
   if (text !== text.trim())
     throw new ConfigError(path, `is ${what}; it starts or ends with white space (${JSON.stringify(text)}), which a receiver keeps as part of the name`);
-  if (/\p{Cc}/u.test(text))
-    throw new ConfigError(path, `is ${what}; it must not contain control characters or line breaks: ${JSON.stringify(text)}`);
+  if (/\p{Cc}/u.test(text)) throw new ConfigError(path, `is ${what}; it must not contain control characters or line breaks: ${JSON.stringify(text)}`);
   if (text.length > 255) throw new ConfigError(path, `is ${what}; ${text.length} characters is too long for a receiver's name (at most 255)`);
   return text;
 }
