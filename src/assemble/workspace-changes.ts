@@ -112,3 +112,15 @@ export function totalsByTalk(changes: WorkspaceChange[], talkOf: (toolUse: strin
 export function unifiedDiff(c: Pick<WorkspaceChange, 'hunks'>): string {
   return c.hunks.map((h) => [`@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@`, ...h.lines].join('\n')).join('\n');
 }
+
+/**
+ * The workspace totals a round header carries (`changes`, `lines_added`, `lines_removed`), in the
+ * shape the exporter's round attributes take; undefined when any is missing or not a count.
+ */
+export function headerWorkspaceTotals(header: Readonly<Record<string, unknown>>): { changes: number; linesAdded: number; linesRemoved: number } | undefined {
+  const n = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+  const changes = n(header.changes),
+    linesAdded = n(header.lines_added),
+    linesRemoved = n(header.lines_removed);
+  return changes === undefined || linesAdded === undefined || linesRemoved === undefined ? undefined : { changes, linesAdded, linesRemoved };
+}

@@ -124,7 +124,10 @@ function checkRecords(root: string, since: number, instance: string, startedNs: 
               'asz.conversation.streams': first.streams,
               'asz.conversation.segments': first.segments,
               'asz.conversation.unresolved': first.unresolved,
-              // The LAL rule's later counts: the assembler's three; workspace changes are not measured, so absent.
+              // The LAL rule's later counts: the workspace changes the parse step measured, then the assembler's three.
+              'asz.conversation.changes': first.changes,
+              'asz.conversation.lines_added': first.lines_added,
+              'asz.conversation.lines_removed': first.lines_removed,
               'asz.conversation.llm_calls': first.llm_calls,
               'asz.conversation.subagents': first.subagents,
               'asz.conversation.bash_runs': first.bash_runs,

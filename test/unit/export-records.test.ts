@@ -162,6 +162,9 @@ describe('a round as a record', () => {
       'asz.conversation.streams',
       'asz.conversation.segments',
       'asz.conversation.unresolved',
+      'asz.conversation.changes',
+      'asz.conversation.lines_added',
+      'asz.conversation.lines_removed',
       'asz.conversation.llm_calls',
       'asz.conversation.subagents',
       'asz.conversation.bash_runs',
@@ -195,9 +198,16 @@ describe('a round as a record', () => {
   });
 
   test('workspace changes travel only when measured: the three attributes with their values, never a 0 for unknown', () => {
-    const bytes = round({ changes: 0, lines_added: 0, lines_removed: 0 });
+    // A header without the counts (written before they were measured) sends none of them.
+    const bytes = round({ changes: undefined, lines_added: undefined, lines_removed: undefined } as never);
     const unknown = attrsOf(describeRound('r.sf', bytes).attributes);
     for (const k of ['changes', 'lines_added', 'lines_removed']) expect(unknown).not.toHaveProperty(`asz.conversation.${k}`);
+    // The parse step measures them from the transcript's own patches: a header's counts travel.
+    expect(attrsOf(describeRound('r.sf', round({ changes: 2, lines_added: 5, lines_removed: 1 })).attributes)).toMatchObject({
+      'asz.conversation.changes': 2,
+      'asz.conversation.lines_added': 5,
+      'asz.conversation.lines_removed': 1,
+    });
     const measured = describeRound('r.sf', bytes, { changes: 3, linesAdded: 42, linesRemoved: 7 });
     const keys = measured.attributes.map((a) => a.key);
     // asz 0.6's order: the five counts, the workspace three, the activity three.

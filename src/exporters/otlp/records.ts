@@ -9,6 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import { AszError } from '../../util/errors.js';
 import { i, s, type Attr } from '../../otlp/identity.js';
 import { roundListAttributes, type WorkspaceTotals } from './round-attributes.js';
+import { headerWorkspaceTotals } from '../../assemble/workspace-changes.js';
 
 export type FileFormat = 'sd' | 'sf';
 
@@ -230,7 +231,8 @@ export function describeRound(rel: string, bytes: Buffer, workspace?: WorkspaceT
     sThrough = time('session_through_time');
   if (sFrom) attributes.push(s('asz.session.from_time', sFrom.text));
   if (sThrough) attributes.push(s('asz.session.through_time', sThrough.text));
-  attributes.push(...roundListAttributes(h, workspace));
+  // The header measures them since the transcript's own patches are read (assemble/workspace-changes.ts).
+  attributes.push(...roundListAttributes(h, workspace ?? headerWorkspaceTotals(h)));
   attributes.push(s('asz.conversation', h.conversation), i('asz.round', h.round));
   return { rel, format: 'sf', bytes, digest: c.digest, session: h.session, adapter: undefined, attributes, timeNs: sThrough?.ns ?? through?.ns };
 }
