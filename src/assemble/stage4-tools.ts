@@ -2,6 +2,7 @@ import { entityId, type Ref } from '../formats/session-flow/types.js';
 import type { IndexEntry, IndexedPart } from '../storage/index.js';
 import { addNode, addUnresolved, refOf, type AssemblyContext } from './context.js';
 import { parentOf } from './stage7-talks.js';
+import { mcpAttributes } from './mcp-calls.js';
 
 export interface ToolUse {
   id: string;
@@ -48,6 +49,7 @@ export function emitTools(ctx: AssemblyContext): Map<string, ToolUse> {
       if (u.results.length > 1) addUnresolved(ctx, 'tool_result', u.id, `${u.results.length} results carry this tool use id`);
       else if (u.results[0]!.part.failed !== undefined) attrs.failed = u.results[0]!.part.failed;
     }
+    Object.assign(attrs, mcpAttributes(u.name, u.entry, u.results));
     const callNode = u.entry.call ? entityId('call', u.entry.call) : parentOf(ctx, u.entry);
     addNode(ctx, entityId('tool', u.id), { kind: 'tool', parent: callNode, stream: u.entry.stream, ref: refOf(u.entry, u.block), refs, attrs });
   }

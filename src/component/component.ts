@@ -192,9 +192,11 @@ export interface ComponentSettings {
   pipelines: string[];
   /**
    * Exporters in a metrics pipeline: which spooled metrics those pipelines carry, as the service
-   * composed them (`derived` when token_metrics feeds it, `received` when claude_code_otlp does).
+   * composed them (`derived` when token_metrics feeds it, `received` when claude_code_otlp does,
+   * `both` when one pipeline holds the two). A `token_metrics` processor gets `both` when it shares a
+   * metrics pipeline with claude_code_otlp, and then derives no token usage.
    */
-  metricsSource?: 'derived' | 'received';
+  metricsSource?: 'derived' | 'received' | 'both';
   log: Logger;
   telemetry: ComponentTelemetry;
   host: Host;

@@ -8,6 +8,7 @@
 import { otlpTypes } from './proto.js';
 import { nanos } from './values.js';
 import { SCOPE_NAME, aszcolVersion } from './identity.js';
+import { mcpMetrics, type McpWindow } from './mcp-usage.js';
 
 export const METRIC_NAME = 'claude_code.token.usage';
 export const METRIC_DESCRIPTION = 'Number of tokens used';
@@ -29,7 +30,8 @@ export interface Window {
 /** OTLP's AGGREGATION_TEMPORALITY_DELTA. */
 const DELTA = 1;
 
-export function encodeTokenUsage(session: string, windows: Window[]): Buffer {
+/** The derived request of one landed file: its token usage windows, and the MCP windows (`mcp-usage.ts`) beside them when it has any. */
+export function encodeTokenUsage(session: string, windows: Window[], mcp: McpWindow[] = []): Buffer {
   const T = otlpTypes().ExportMetricsServiceRequest;
   const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
   const dataPoints = windows.flatMap((w) =>
@@ -49,7 +51,17 @@ export function encodeTokenUsage(session: string, windows: Window[]): Buffer {
           {
             scope: { name: SCOPE_NAME, version: aszcolVersion() },
             metrics: [
-              { name: METRIC_NAME, description: METRIC_DESCRIPTION, unit: METRIC_UNIT, sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints } },
+              ...(windows.length
+                ? [
+                    {
+                      name: METRIC_NAME,
+                      description: METRIC_DESCRIPTION,
+                      unit: METRIC_UNIT,
+                      sum: { aggregationTemporality: DELTA, isMonotonic: true, dataPoints },
+                    },
+                  ]
+                : []),
+              ...mcpMetrics(session, mcp),
             ],
           },
         ],

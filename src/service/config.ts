@@ -244,18 +244,16 @@ function readPipelines(
   }
   // Derived token usage and the runtime's own metrics passed through count the same tokens.
   const typeOf = (kind: ComponentKind, id: string) => comps[kind].valid.find((c) => c.id === id)?.type;
-  const derived = out.find((pl) => pl.type === 'metrics' && pl.processors.some((id) => typeOf('processor', id) === 'token_metrics'));
-  const passed = out.find(
-    (pl) =>
-      pl.type === 'metrics' &&
-      pl.exporters.length > 0 &&
-      pl.receivers.some((id) => typeOf('receiver', id) === 'claude_code_otlp') &&
-      !pl.processors.some((id) => typeOf('processor', id) === 'token_metrics'),
-  );
+  // A pipeline holding both derives only MCP metrics (the runtime's tokens are received), so it counts as passing through.
+  const hasDeriver = (pl: PipelineConfig) => pl.processors.some((id) => typeOf('processor', id) === 'token_metrics');
+  const hasReceiver = (pl: PipelineConfig) => pl.receivers.some((id) => typeOf('receiver', id) === 'claude_code_otlp');
+  const derived = out.find((pl) => pl.type === 'metrics' && hasDeriver(pl) && !hasReceiver(pl));
+  const passed = out.find((pl) => pl.type === 'metrics' && pl.exporters.length > 0 && hasReceiver(pl));
   if (derived && passed) {
     p.add(
       join('service.pipelines', passed.id),
-      `passes claude_code_otlp metrics through while pipeline ${derived.id} derives token usage with token_metrics; both would send claude_code.token.usage for the same tokens: keep one`,
+      `passes claude_code_otlp metrics through while pipeline ${derived.id} derives token usage with token_metrics; both would send claude_code.token.usage for the same tokens: keep one` +
+        (hasDeriver(passed) ? ` (${passed.id} derives only MCP metrics, because it receives the runtime's token usage)` : ''),
     );
   }
   return { pipelines: out, implied: false };

@@ -20,20 +20,31 @@ export function pipelinesOf(cfg: AszConfig, c: Pick<ComponentConfig, 'kind' | 'i
   return cfg.service.pipelines.filter((p) => p[`${c.kind as 'receiver'}s`].includes(c.id));
 }
 
+const derives = (cfg: AszConfig, p: PipelineConfig) => p.processors.some((id) => typeOf(cfg, 'processor', id) === 'token_metrics');
+const receives = (cfg: AszConfig, p: PipelineConfig) => p.receivers.some((id) => typeOf(cfg, 'receiver', id) === 'claude_code_otlp');
+
 /**
- * Which spooled metrics an exporter in a metrics pipeline sends. The spool can hold both kinds,
- * but one root sends one source, since both count the same tokens: the derived token usage when a
- * `token_metrics` processor feeds the exporter, else what `claude_code_otlp` spooled when that
- * receiver does. Undefined when the exporter is in no metrics pipeline.
+ * Which spooled metrics an exporter in a metrics pipeline sends. Token usage has one source per
+ * root, since both count the same tokens: derived when a `token_metrics` processor feeds the
+ * exporter, else what `claude_code_otlp` spooled when that receiver does. A pipeline holding both
+ * sends `both`: the runtime's token usage as received, and the MCP metrics the processor derives
+ * (Claude Code sends none), never a derived copy of its tokens. Undefined when the exporter is in
+ * no metrics pipeline.
  */
 export function metricsSourceOf(cfg: AszConfig, exporterId: string): MetricsSource | undefined {
   let received = false;
   for (const p of cfg.service.pipelines) {
     if (p.type !== 'metrics' || !p.exporters.includes(exporterId)) continue;
-    if (p.processors.some((id) => typeOf(cfg, 'processor', id) === 'token_metrics')) return 'derived';
-    if (p.receivers.some((id) => typeOf(cfg, 'receiver', id) === 'claude_code_otlp')) received = true;
+    if (derives(cfg, p)) return receives(cfg, p) ? 'both' : 'derived';
+    if (receives(cfg, p)) received = true;
   }
   return received ? 'received' : undefined;
+}
+
+/** A `token_metrics` processor's mode: `both` (MCP metrics only) when a metrics pipeline holds it with claude_code_otlp. */
+export function tokenMetricsMode(cfg: AszConfig, processorId: string): 'derived' | 'both' {
+  const shared = cfg.service.pipelines.some((p) => p.type === 'metrics' && p.processors.includes(processorId) && receives(cfg, p));
+  return shared ? 'both' : 'derived';
 }
 
 /** Whether an exporter carries landed files and rounds: it is in a sessions pipeline, or (named on its own by `push --exporter`) in none. */
@@ -44,7 +55,8 @@ export function carriesSessions(cfg: AszConfig, exporterId: string): boolean {
 
 /** The `token_metrics` processors whose derived usage reaches this exporter. */
 export function tokenMetricsFeeding(cfg: AszConfig, exporterId: string): TokenMetricsConfig[] {
-  if (metricsSourceOf(cfg, exporterId) !== 'derived') return [];
+  const source = metricsSourceOf(cfg, exporterId);
+  if (source !== 'derived' && source !== 'both') return [];
   const ids = new Set(cfg.service.pipelines.filter((p) => p.type === 'metrics' && p.exporters.includes(exporterId)).flatMap((p) => p.processors));
   return cfg.components.filter((c) => c.kind === 'processor' && c.type === 'token_metrics' && ids.has(c.id)).map((c) => c.config as TokenMetricsConfig);
 }

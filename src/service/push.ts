@@ -18,6 +18,8 @@ export interface PushTarget {
   pusher: Pusher;
   /** token_metrics processors feeding this exporter's metrics pipelines. */
   derive: TokenMetricsConfig[];
+  /** False when the exporter's pipeline receives the runtime's token usage: derive only the MCP metrics. */
+  deriveTokens: boolean;
   /** When this exporter sends metrics: the root's spool retention, shared by every target. */
   retention?: { sweeper: SpoolRetention; scope: RetentionScope };
 }
@@ -63,8 +65,14 @@ export function pushTargets(cfg: AszConfig, only?: string): { targets: PushTarge
     const ec = c.config as OtlpExporterConfig;
     const logs = ec.logs && carriesSessions(cfg, c.id);
     const metrics = ec.metrics ? metricsSourceOf(cfg, c.id) : undefined;
-    const derive: TokenMetricsConfig[] = metrics === 'derived' ? tokenMetricsFeeding(cfg, c.id) : [];
-    return { id: c.id, derive, pusher: new Pusher({ root: cfg.storageRoot, cfg: ec, logs, metrics }), ...(metrics ? { retention } : {}) };
+    const derive: TokenMetricsConfig[] = metrics === 'derived' || metrics === 'both' ? tokenMetricsFeeding(cfg, c.id) : [];
+    return {
+      id: c.id,
+      derive,
+      deriveTokens: metrics !== 'both',
+      pusher: new Pusher({ root: cfg.storageRoot, cfg: ec, logs, metrics }),
+      ...(metrics ? { retention } : {}),
+    };
   });
   return { targets };
 }
@@ -89,6 +97,7 @@ export async function pushPass(
       graceMs: opts.once ? 0 : d.graceMs,
       waiting: opts.waiting,
       signal: opts.signal,
+      tokens: t.deriveTokens,
     });
   }
   const push = await t.pusher.pass({ force: opts.once, signal: opts.signal });

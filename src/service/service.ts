@@ -5,7 +5,7 @@ import type { Logger } from '../component/log.js';
 import { runFinalPass } from './final-pass.js';
 import { PassScheduler, type Scheduled } from './scheduler.js';
 import { ServiceTelemetry } from './telemetry.js';
-import { metricsSourceOf, pipelinesOf } from './pipelines.js';
+import { metricsSourceOf, pipelinesOf, tokenMetricsMode } from './pipelines.js';
 import { describeService } from './description.js';
 
 interface Instance extends Scheduled {
@@ -62,7 +62,12 @@ export class Service implements Host {
     }
     for (const c of this.plan()) {
       const pipelines = pipelinesOf(this.cfg, c).map((p) => p.id);
-      const metricsSource = c.kind === 'exporter' ? metricsSourceOf(this.cfg, c.id) : undefined;
+      const metricsSource =
+        c.kind === 'exporter'
+          ? metricsSourceOf(this.cfg, c.id)
+          : c.kind === 'processor' && c.type === 'token_metrics'
+            ? tokenMetricsMode(this.cfg, c.id)
+            : undefined;
       const name = `${c.kind}s/${c.id}`;
       const log = this.log.child({ component: name });
       let component: Component;

@@ -11,15 +11,19 @@
  *   `metrics-<stamp>-<seq>-<session>-derived.pb`, named after that file so a derivation cut short
  *   and run again arrives at the same name; its receipt sits in the session's `metrics/`.
  *
- * An exporter sends one source or the other, never both: both count the same tokens.
+ * An exporter sends one source, or `both` when the derived files hold no token usage (see MetricsSource).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT_NAMES } from './entry-names.js';
 import { removeSentSpoolFiles, type SpoolRemovalOptions, type SpoolRemovalReport } from './spool-removal.js';
 
-/** Which spool files a metrics pipeline carries: derived token usage, or what the receiver spooled. */
-export type MetricsSource = 'derived' | 'received';
+/**
+ * Which spool files a metrics pipeline carries: derived token usage (and MCP metrics), what the
+ * receiver spooled, or `both` when one pipeline holds the receiver and `token_metrics`: then the
+ * runtime's own token usage is received and only the MCP metrics, which it never sends, are derived.
+ */
+export type MetricsSource = 'derived' | 'received' | 'both';
 
 export const METRICS_DIR = ROOT_NAMES.metrics;
 /** `metrics-<received-at>-<seq>-otlp.pb`: what the OTLP receiver lands. */
@@ -30,7 +34,11 @@ export const DERIVED_NAME = /^metrics-(\d{8}T\d{6}\.\d{9}Z)-(\d{6,})-(.+)-derive
 export const ANY_SPOOL_FILE = /^metrics-.*\.pb$/;
 export const SPOOL_STATE_NAME = 'spool.state';
 
-const NAMES: Record<MetricsSource, RegExp> = { received: RECEIVED_NAME, derived: DERIVED_NAME };
+const NAMES: Record<MetricsSource, RegExp> = {
+  received: RECEIVED_NAME,
+  derived: DERIVED_NAME,
+  both: new RegExp(`${RECEIVED_NAME.source}|${DERIVED_NAME.source}`),
+};
 const pad = (seq: number) => String(seq).padStart(6, '0');
 
 /** A session's derivation state directory (`<root>/<session>/metrics`), where receipts live. */

@@ -5,6 +5,7 @@
 import type { Dropped, From, Part, SdRecord, Usage } from '../../formats/session-data/types.js';
 import { unknownPart } from '../../formats/session-data/parts.js';
 import { AGENT_ID } from './paths.js';
+import { changeRecordOf } from './changes.js';
 
 export const DIALECT = 'claude-code/1';
 export const ADAPTER = 'claude-code-local/0.1.0';
@@ -106,6 +107,14 @@ function blockPart(block: unknown, dropped: Dropped[], toolUseResult: unknown, r
   }
   const raw = JSON.stringify(block);
   return unknownPart(raw, typeof block.type === 'string' ? `block type "${block.type}" is not one this dialect describes` : 'a content block with no type');
+}
+
+/** An edit's result gains a second `data` part: the workspace change its structured outcome describes (`changes/1`). */
+function changePart(parts: Part[], tur: unknown, cwd: string | undefined): Part | undefined {
+  const result = parts.find((p) => p.k === 'result' && p.of !== undefined && p.data === tur);
+  if (!result?.of) return undefined;
+  const rec = changeRecordOf(result.of, tur, cwd);
+  return rec ? { k: 'data', state: 'available', bytes: jsonLen(rec), of: result.of, data: rec } : undefined;
 }
 
 const TYPE_FROM: Record<string, From> = { assistant: 'agent', user: 'external', system: 'runtime', attachment: 'runtime' };
@@ -242,6 +251,8 @@ export function convertTranscriptLine(line: Buffer): Converted {
     else if (Array.isArray(c)) {
       const taken = { done: false };
       for (const b of c) r.parts.push(blockPart(b, dropped, tur, taken));
+      const change = changePart(r.parts, tur, str(o.cwd));
+      if (change) r.parts.push(change);
       if (typeof tur === 'string' && tur) dropped.push({ what: 'toolUseResult string', bytes: utf8Len(tur), why: STRING_TUR_WHY });
     } else r.parts.push(unknownPart(JSON.stringify(c), 'message content that is neither a string nor a list'));
   } else if (type === 'attachment' && att) {

@@ -65,6 +65,19 @@ export const TERMS: Record<string, Term> = {
   },
   time: { native: 'timestamp', where: 'record' },
   model: { native: 'message.model', where: 'an assistant record' },
+  // Workspace changes and MCP calls
+  'changes/1': {
+    native: 'toolUseResult.structuredPatch, .type, .content, .userModified',
+    where: 'the result of a Write, Edit, MultiEdit or NotebookEdit',
+    note: 'landed as a second data part beside the result; paths relative to the record’s cwd',
+  },
+  mcp_server: {
+    native: 'tool_use.name mcp__<server>__<tool>',
+    where: 'an assistant record',
+    note: 'absent when the name does not split into one server and one tool',
+  },
+  mcp_tool: { native: 'tool_use.name mcp__<server>__<tool>', where: 'an assistant record', note: 'the whole name when it does not split' },
+  outcome: { native: 'tool_result.is_error, toolUseResult.interrupted', where: 'the result record', note: 'returned, failed or interrupted' },
   // Qualities and states
   exact_unique: { where: 'derived', note: 'an identifier matched exactly one candidate' },
   exact_ambiguous: { where: 'derived', note: 'an identifier matched several; nothing chose one' },

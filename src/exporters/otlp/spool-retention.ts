@@ -64,6 +64,7 @@ export interface SpoolSweepReport {
 const KIND_WORDS: Record<MetricsSource, string> = {
   received: "the receiver's metrics requests (-otlp.pb)",
   derived: 'the derived token usage requests (-derived.pb)',
+  both: 'the received and the derived requests',
 };
 
 export function emptySweep(): SpoolSweepReport {
@@ -83,7 +84,9 @@ export class SpoolRetention {
   async sweep(scope: RetentionScope, signal?: AbortSignal): Promise<SpoolSweepReport> {
     const out = emptySweep();
     for (const kind of ['received', 'derived'] as const) {
-      const cs = scope.consumers.filter((c) => c.source === kind);
+      // A consumer of `both` takes files of either kind, so it must have taken one before it goes.
+      const takes = (source: MetricsSource | undefined) => source === kind || source === 'both';
+      const cs = scope.consumers.filter((c) => takes(c.source));
       if (cs.length === 0 || cs.some((c) => !c.retention.enabled)) continue;
       const why = this.heldBecause(kind, cs, scope);
       if (why) {
@@ -91,7 +94,7 @@ export class SpoolRetention {
         continue;
       }
       const readers: SpoolReaderCheck[] = scope.readers
-        .filter((x) => x.source === kind)
+        .filter((x) => takes(x.source))
         .map((x) => ({ name: `exporters/${x.id}`, hasRead: (n) => x.reader!.hasRead(n) }));
       let pendingReceipt = 0;
       const r = await this.spool.removeSent(kind, {
@@ -118,7 +121,7 @@ export class SpoolRetention {
 
   private heldBecause(kind: MetricsSource, cs: MetricsConsumer[], scope: RetentionScope): string | undefined {
     if (scope.blocked) return scope.blocked;
-    const blind = scope.readers.filter((x) => x.source === kind && !x.reader);
+    const blind = scope.readers.filter((x) => (x.source === kind || x.source === 'both') && !x.reader);
     if (blind.length) {
       return `${blind.map((x) => `exporters.${x.id}`).join(', ')} reads them inside the service, and this command cannot tell what it has read; the service removes them`;
     }

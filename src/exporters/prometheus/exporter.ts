@@ -1,7 +1,9 @@
 /**
  * The `prometheus` exporter: `claude_code.token.usage` as a Prometheus counter,
  * `claude_code_token_usage_tokens_total{session_id, model, query_source, type}` (the usual
- * translation of an OpenTelemetry monotonic sum: dots to underscores, the unit, `_total`).
+ * translation of an OpenTelemetry monotonic sum: dots to underscores, the unit, `_total`), and the
+ * derived MCP metrics the same way: `agent_mcp_calls_total` and `agent_mcp_duration_milliseconds_total`
+ * `{session_id, mcp_server_name, mcp_tool_name, outcome, query_source}`.
  *
  * Its send stage reads the spooled requests it has not read yet (the same source an `otlp`
  * exporter would send: derived, or the receiver's) and adds their points; a scrape reads the
@@ -20,13 +22,20 @@ import type { Component, ComponentSettings, PassContext, StageResult } from '../
 import { closeServer, listen } from '../../component/http.js';
 import { METRICS_DIR, MetricsSpool, RECEIVED_NAME, type MetricsSource, type SpoolReader } from '../../storage/metrics-spool.js';
 import { METRIC_DESCRIPTION, tokenPoints } from '../../otlp/token-usage.js';
+import { MCP_CALLS, mcpPoints } from '../../otlp/mcp-usage.js';
 import type { PrometheusExporterConfig } from './config.js';
 
 export const PROMETHEUS_NAME = 'claude_code_token_usage_tokens_total';
+export const PROMETHEUS_MCP_CALLS = 'agent_mcp_calls_total';
+export const PROMETHEUS_MCP_DURATION = 'agent_mcp_duration_milliseconds_total';
+const MCP_LABELS = ['session_id', 'mcp_server_name', 'mcp_tool_name', 'outcome', 'query_source'] as const;
+type McpLabel = (typeof MCP_LABELS)[number];
 
 export class PrometheusExporter implements Component, SpoolReader {
   readonly registry = new Registry();
   private readonly counter: Counter<'session_id' | 'model' | 'query_source' | 'type'>;
+  private readonly mcpCalls: Counter<McpLabel>;
+  private readonly mcpDuration: Counter<McpLabel>;
   private readonly read = new Set<string>();
   private server: Server | undefined;
   private bound = '';
@@ -39,6 +48,13 @@ export class PrometheusExporter implements Component, SpoolReader {
       name: PROMETHEUS_NAME,
       help: METRIC_DESCRIPTION,
       labelNames: ['session_id', 'model', 'query_source', 'type'],
+      registers: [this.registry],
+    });
+    this.mcpCalls = new Counter({ name: PROMETHEUS_MCP_CALLS, help: 'Calls to MCP server tools', labelNames: MCP_LABELS, registers: [this.registry] });
+    this.mcpDuration = new Counter({
+      name: PROMETHEUS_MCP_DURATION,
+      help: 'Milliseconds from the request of an MCP tool call to its result, summed over the calls',
+      labelNames: MCP_LABELS,
       registers: [this.registry],
     });
   }
@@ -90,8 +106,14 @@ export class PrometheusExporter implements Component, SpoolReader {
     let points = 0;
     for (const n of names) {
       try {
-        for (const p of tokenPoints(readFileSync(join(dir, n)))) {
+        const bytes = readFileSync(join(dir, n));
+        for (const p of tokenPoints(bytes)) {
           this.counter.inc({ session_id: p.session, model: p.model, query_source: p.query_source, type: p.type }, p.value);
+          points++;
+        }
+        for (const p of mcpPoints(bytes)) {
+          const labels = { session_id: p.session, mcp_server_name: p.server, mcp_tool_name: p.tool, outcome: p.outcome, query_source: p.query_source };
+          (p.metric === MCP_CALLS ? this.mcpCalls : this.mcpDuration).inc(labels, p.value);
           points++;
         }
       } catch (err) {

@@ -136,6 +136,8 @@ tr.conv-row:hover td, tr.conv-row:focus-within td { background: var(--surface); 
 .kv { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 3px 12px; font-size: 13px; margin: 6px 0 12px; }
 .kv dt { color: var(--muted); }
 .kv dd { margin: 0; word-break: break-word; }
+.diff-add { color: var(--green); } .diff-del { color: var(--red); } .changes { padding: 10px 14px; }
+.change-talk h3 { font-size: 13px; margin: 14px 0 6px; } .change summary { cursor: pointer; padding: 3px 0; }
 pre.text { white-space: pre-wrap; word-break: break-word; background: var(--ground); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; margin: 4px 0 12px; max-height: 340px; overflow: auto; font: 12.5px/1.45 var(--mono); }
 .note { color: var(--faint); font-size: 12px; margin: -6px 0 10px; }
 .dropped { border: 1px solid #6b4d22; background: #241b0e; border-radius: 6px; padding: 6px 10px; margin: 6px 0 12px; font-size: 13px; }

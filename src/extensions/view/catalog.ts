@@ -7,6 +7,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildView } from '../../formats/view/build.js';
 import { loadViewInput, ViewUnavailable } from './load.js';
+import { buildChanges, type ChangesAnswer } from './changes.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import type { Header, SdRecord } from '../../formats/session-data/types.js';
 import type { RoundHeader } from '../../formats/session-flow/types.js';
@@ -244,6 +245,12 @@ export class ViewCatalog {
     this.docs.set(id, built);
     while (this.docs.size > MAX_CACHED_DOCS) this.docs.delete(this.docs.keys().next().value!);
     return { ...built, cached: false };
+  }
+
+  /** The conversation's workspace changes, read from its landed files each time it is asked for. */
+  changes(id: string): ChangesAnswer {
+    if (!SAFE_ID.test(id) || !listRounds(this.root, id).length) throw new ViewUnavailable(id, 'no such conversation', 404);
+    return buildChanges(loadViewInput(this.root, id));
   }
 
   /** The session a chain is about: its header says, and a chain never changes session. */

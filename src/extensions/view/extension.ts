@@ -116,6 +116,9 @@ export class ViewExtension {
     api.get('/c/:id/tools', (req, res) => {
       res.json(toolsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
     });
+    api.get('/c/:id/changes', (req, res) => {
+      res.json(this.catalog.changes(String(req.params.id)));
+    });
     api.get('/c/:id/record/:seq/:row', (req, res) => {
       res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
     });

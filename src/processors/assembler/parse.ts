@@ -15,6 +15,8 @@ import { sessionLockPath } from '../../storage/layout.js';
 import { removeDeadTemporaries, WriteOnceFile } from '../../storage/write-once.js';
 import { AszError } from '../../util/errors.js';
 import { diffAssembly } from './diff.js';
+import { removeDuplicates } from '../../assemble/stage1-dedupe.js';
+import { addTotals, windowChanges } from './window-changes.js';
 
 export interface ParseOptions {
   root: string;
@@ -100,6 +102,8 @@ export function parseSession(o: ParseOptions): ParseResult {
     const files = (index?.files ?? []).filter((f) => f.seq <= watermark).sort((a, b) => a.seq - b.seq);
     const entries = (index?.entries ?? []).filter((e) => e.seq <= watermark);
     let assembled: ReturnType<typeof assemble> | undefined;
+    const live = new Set(removeDuplicates(entries).live.map((e) => `${e.seq}/${e.row}`));
+    const isLive = (seq: number, row: number) => live.has(`${seq}/${row}`);
     while (through < watermark) {
       const pending = files.filter((f) => f.seq > through);
       let take = pending.length;
@@ -139,6 +143,7 @@ export function parseSession(o: ParseOptions): ParseResult {
           session_through_time: toIso(assembly.sessionThrough),
           title: assembly.title,
           ...headerCounts(assembly.nodes.values(), open),
+          ...addTotals(head, windowChanges(root, window, isLive)),
         };
         const { text, digest } = encodeRound(header, frames);
         built = { text, digest, header, frames, assembly };

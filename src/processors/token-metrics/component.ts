@@ -15,7 +15,8 @@ export class TokenMetricsComponent implements Component {
 
   async start(): Promise<void> {
     mkdirSync(this.s.storageRoot, { recursive: true });
-    this.s.log.info('deriving claude_code.token.usage', { lookback_ms: this.cfg.lookbackMs, grace_ms: this.cfg.graceMs });
+    const what = this.s.metricsSource === 'both' ? 'agent.mcp.* (token usage is received)' : 'claude_code.token.usage and agent.mcp.*';
+    this.s.log.info(`deriving ${what}`, { lookback_ms: this.cfg.lookbackMs, grace_ms: this.cfg.graceMs });
   }
 
   async derive(ctx: PassContext): Promise<StageResult> {
@@ -25,6 +26,8 @@ export class TokenMetricsComponent implements Component {
       graceMs: this.cfg.graceMs,
       waiting: this.waiting,
       signal: ctx.signal,
+      // In a pipeline with claude_code_otlp the runtime's own token usage is received: derive only MCP metrics.
+      tokens: this.s.metricsSource !== 'both',
     });
     for (const p of r.problems) ctx.log.error('token usage derivation problem', { error: p });
     const { problems, ...counts } = r;

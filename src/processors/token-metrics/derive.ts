@@ -29,6 +29,7 @@ import { writeOnce } from '../../storage/write-once.js';
 import { METRICS_DIR, MetricsSpool, receiptPath } from '../../storage/metrics-spool.js';
 import { readFileSync, existsSync, unlinkSync } from 'node:fs';
 import { encodeTokenUsage, type QuerySource, type Window } from '../../otlp/token-usage.js';
+import { mcpCallsIn, mcpWindows, type McpCallSeen } from './mcp-calls.js';
 import {
   applyReceipt,
   listReceipts,
@@ -55,6 +56,11 @@ export interface DeriveOptions {
   signal?: AbortSignal;
   /** Only this session. */
   session?: string;
+  /**
+   * False when the runtime's own token usage is received in the same pipeline: then only what the
+   * runtime does not send (the MCP metrics) is derived, never a second copy of its tokens.
+   */
+  tokens?: boolean;
 }
 
 export interface DeriveReport {
@@ -66,6 +72,8 @@ export interface DeriveReport {
   counted: number;
   unfinished: number;
   outside_lookback: number;
+  /** MCP calls counted this pass (agent.mcp.calls). */
+  mcp_calls: number;
   /** Derived requests written to the spool. */
   spooled: number;
   windows: number;
@@ -102,6 +110,7 @@ export async function deriveTokenUsage(o: DeriveOptions): Promise<DeriveReport> 
     counted: 0,
     unfinished: 0,
     outside_lookback: 0,
+    mcp_calls: 0,
     spooled: 0,
     windows: 0,
     waiting: 0,
@@ -170,7 +179,7 @@ class SessionDerivation {
             this.r.problems.push(`${f.rel}: ${(err as Error).message}; its stream waits until it reads`);
             break;
           }
-          const outcome = this.deriveFile(f, header, records, files.slice(i + 1));
+          const outcome = this.deriveFile(f, header, records, files.slice(i + 1), files.slice(0, i));
           if (outcome === 'wait') break; // later files of the stream wait with it
         }
       }
@@ -211,7 +220,7 @@ class SessionDerivation {
 
   private spool(rc: Receipt): void {
     const path = join(this.o.root, METRICS_DIR, rc.spool);
-    const bytes = encodeTokenUsage(this.session, rc.windows);
+    const bytes = encodeTokenUsage(this.session, rc.windows, rc.mcp ?? []);
     if (existsSync(path)) {
       if (!readFileSync(path).equals(bytes))
         this.r.problems.push(`${METRICS_DIR}/${rc.spool}: already in the spool with other bytes than its receipt gives; kept as it is`);
@@ -221,7 +230,24 @@ class SessionDerivation {
     this.r.spooled++;
   }
 
-  private deriveFile(f: LandedFileRef, header: { at: string; stream?: string }, records: SdRecord[], after: LandedFileRef[]): 'done' | 'wait' {
+  /** The stream's earlier files, newest first, read only as far as a caller goes. */
+  private *newestFirst(before: LandedFileRef[]): Generator<SdRecord[]> {
+    for (let i = before.length - 1; i >= 0; i--) {
+      try {
+        yield this.records(before[i]!);
+      } catch {
+        return; // a file that does not read ends the look-back; it is reported when its turn comes
+      }
+    }
+  }
+
+  private deriveFile(
+    f: LandedFileRef,
+    header: { at: string; stream?: string },
+    records: SdRecord[],
+    after: LandedFileRef[],
+    before: LandedFileRef[],
+  ): 'done' | 'wait' {
     const decided = this.state.decided;
     const calls = new Map<string, Call>();
     for (const rec of records) if (rec.call) (calls.get(rec.call) ?? calls.set(rec.call, { frags: [] }).get(rec.call)!).frags.push(rec);
@@ -267,7 +293,7 @@ class SessionDerivation {
     const decidedNow: string[] = [];
     // Calls in the order their last fragment was written.
     const ordered = [...calls.entries()].sort((a, b) => a[1].frags.at(-1)!.ord - b[1].frags.at(-1)!.ord || 0);
-    for (const [id, call] of ordered) {
+    for (const [id, call] of this.o.tokens === false ? [] : ordered) {
       if (decided.has(id)) continue;
       decided.add(id);
       decidedNow.push(id);
@@ -301,14 +327,38 @@ class SessionDerivation {
       series.set(key, start + MINUTE);
       windows.push({ model: a.model, query_source: a.qs, start_ms: start, end_ms: start + MINUTE, tokens: a.tokens });
     }
+    // MCP calls ended in this file, each decided once, by its tool use id.
+    const mcpKept: { call: McpCallSeen; at: number }[] = [];
+    for (const call of mcpCallsIn(records, () => this.newestFirst(before))) {
+      const key = `mcp:${call.id}`;
+      if (decided.has(key)) continue;
+      decided.add(key);
+      decidedNow.push(key);
+      const at = call.at ?? atMs;
+      if (bounded && at < this.rs.cutoff!) {
+        this.r.outside_lookback++;
+        continue;
+      }
+      mcpKept.push({ call, at });
+    }
+    this.r.mcp_calls += mcpKept.length;
+    const mcp = mcpWindows(mcpKept, qs, series);
     this.r.files++;
-    if (windows.length === 0) {
+    if (windows.length === 0 && mcp.length === 0) {
       this.state.derived.add(f.seq);
       saveSessionState(this.o.root, this.session, this.state);
       return 'done';
     }
     const stamp = parseLandedName(f.path.slice(f.path.lastIndexOf('/') + 1))!.stamp;
-    const rc: Receipt = { schema: 1, seq: f.seq, file: f.rel, spool: MetricsSpool.derivedName(stamp, f.seq, this.session), calls: decidedNow, windows };
+    const rc: Receipt = {
+      schema: 1,
+      seq: f.seq,
+      file: f.rel,
+      spool: MetricsSpool.derivedName(stamp, f.seq, this.session),
+      calls: decidedNow,
+      windows,
+      ...(mcp.length ? { mcp } : {}),
+    };
     writeReceipt(this.o.root, this.session, rc);
     this.spool(rc);
     applyReceipt(this.state, rc);
@@ -318,7 +368,7 @@ class SessionDerivation {
     } catch {
       /* gone */
     }
-    this.r.windows += windows.length;
+    this.r.windows += windows.length + mcp.length;
     return 'done';
   }
 }

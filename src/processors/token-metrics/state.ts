@@ -20,6 +20,8 @@ import { replaceAtomically, writeOnce } from '../../storage/write-once.js';
 import { METRICS_DIR, metricsStateDir, receiptPath } from '../../storage/metrics-spool.js';
 import { AszError } from '../../util/errors.js';
 import type { Window } from '../../otlp/token-usage.js';
+import type { McpWindow } from '../../otlp/mcp-usage.js';
+import { mcpSeriesKey } from './mcp-calls.js';
 
 export { metricsStateDir };
 
@@ -39,6 +41,8 @@ export interface Receipt {
   spool: string;
   calls: string[];
   windows: Window[];
+  /** The MCP windows beside the token windows; absent in receipts of files without MCP calls. */
+  mcp?: McpWindow[];
 }
 
 export class MetricsStateError extends AszError {}
@@ -131,6 +135,7 @@ export function applyReceipt(s: SessionMetricsState, r: Receipt): void {
     const k = seriesKey(w.model, w.query_source);
     s.series.set(k, Math.max(s.series.get(k) ?? 0, w.end_ms));
   }
+  for (const w of r.mcp ?? []) s.series.set(mcpSeriesKey(w), Math.max(s.series.get(mcpSeriesKey(w)) ?? 0, w.end_ms));
 }
 
 export interface RootMetricsState {

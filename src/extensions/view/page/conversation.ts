@@ -12,9 +12,12 @@ import { Inspector, type Glossary } from './inspector.js';
 import { indexDoc, type Model, type UiState } from './model.js';
 import { Timeline } from './timeline.js';
 import { Transcript } from './transcript.js';
+import { changesPanel } from './changes.js';
+import type { ChangesAnswer } from '../changes.js';
 
 const LEFT_TABS: [UiState['leftTab'], string][] = [
   ['transcript', 'Transcript'],
+  ['changes', 'Changes'],
   ['streams', 'Streams'],
   ['relations', 'Relations'],
   ['unresolved', 'Unresolved'],
@@ -61,6 +64,14 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   }
   let model: Model = indexDoc(id, first.body);
   let glossary: Glossary | undefined;
+  let changes: ChangesAnswer | undefined;
+  const loadChanges = async () => {
+    const r = await getJson<ChangesAnswer>(`/api/c/${encodeURIComponent(id)}/changes`);
+    if (r.status !== 200) return;
+    changes = r.body;
+    drawLeftTabs();
+    if (state.leftTab === 'changes') drawLeft();
+  };
   const state: UiState = { open: new Set(), closed: new Set(), inspectorTab: 'details', leftTab: 'transcript', evidence: 0 };
 
   const host = {
@@ -108,6 +119,7 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
     const open = d.unresolved.filter((u) => u.state === 'open').length;
     const counts: Record<string, Child> = {
       transcript: d.talks.length,
+      changes: changes ? `${changes.totals.changes} +${changes.totals.lines_added} −${changes.totals.lines_removed}` : '…',
       streams: d.streams.length,
       relations: d.relations.length,
       unresolved: h('span', { class: open ? 'count bad' : 'count' }, `${open}/${d.unresolved.length}`),
@@ -137,6 +149,9 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
       case 'transcript':
         transcript.render();
         leftPanel.append(transcript.el);
+        return;
+      case 'changes':
+        leftPanel.append(changesPanel(changes, (talk) => model.nodes.get(talk)?.node.label ?? talk));
         return;
       case 'streams':
         leftPanel.append(
@@ -397,6 +412,7 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   }
   window.__aszView = { firstRenderMs: performance.now(), renders: 1 };
   document.body.dataset.ready = 'conversation';
+  void loadChanges();
   void getJson<Glossary>('/api/glossary').then((g) => {
     if (g.status === 200) {
       glossary = g.body;
@@ -416,6 +432,7 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
       const r = await getJson<ViewDocument>(`/api/c/${encodeURIComponent(id)}/view`);
       if (r.status !== 200) return;
       model = indexDoc(id, r.body);
+      void loadChanges();
       const focused = (document.activeElement as HTMLElement | null)?.dataset?.id;
       drawAll();
       if (focused) transcript.focus(focused);

@@ -30,7 +30,7 @@ export interface UiState {
   closed: Set<string>;
   selected?: string;
   inspectorTab: 'details' | 'relations' | 'evidence' | 'raw';
-  leftTab: 'transcript' | 'streams' | 'relations' | 'unresolved' | 'files';
+  leftTab: 'transcript' | 'changes' | 'streams' | 'relations' | 'unresolved' | 'files';
   evidence: number;
 }
 

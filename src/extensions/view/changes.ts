@@ -1,0 +1,83 @@
+/**
+ * `GET /api/c/{id}/changes`: what the conversation changed in the workspace, each change on the
+ * step that made it and the talk that step is in, with totals per talk and for the conversation.
+ * A change whose step the fold does not hold is listed with the reason, never left out.
+ */
+import {
+  changesOfRecord,
+  changeTotals,
+  distinctChanges,
+  totalsByTalk,
+  unifiedDiff,
+  type ChangeTotals,
+  type WorkspaceChange,
+} from '../../assemble/workspace-changes.js';
+import { entityId, type EntityFrame } from '../../formats/session-flow/types.js';
+import type { ViewInput } from '../../formats/view/build.js';
+
+export interface ChangeEntry extends WorkspaceChange {
+  /** The step that made the change (`tool/<tool use>`), when the fold holds it. */
+  step?: string;
+  talk?: string;
+  /** Why no step is named. */
+  unplaced?: string;
+  /** The hunks as one unified diff. */
+  diff: string;
+}
+
+export interface ChangesAnswer {
+  conversation: string;
+  totals: ChangeTotals;
+  talks: { talk: string; totals: ChangeTotals }[];
+  changes: ChangeEntry[];
+}
+
+type NodeFrame = Extract<EntityFrame, { t: 'node' }>;
+
+/** The talk holding a node, by walking containment up; undefined when none does. */
+function talkHolding(nodes: Map<string, NodeFrame>, id: string): string | undefined {
+  const seen = new Set<string>();
+  for (let cur = nodes.get(id); cur && !seen.has(cur.id); cur = cur.parent ? nodes.get(cur.parent) : undefined) {
+    seen.add(cur.id);
+    if (cur.kind === 'talk') return cur.id;
+  }
+  return undefined;
+}
+
+export function buildChanges(input: ViewInput): ChangesAnswer {
+  const nodes = new Map<string, NodeFrame>();
+  for (const e of input.fold.entities.values()) if (e.t === 'node') nodes.set(e.id, e);
+  const found: WorkspaceChange[] = [];
+  for (const f of input.files) {
+    if (f.format !== 'sd' || f.seq === undefined) continue;
+    for (let row = 1; ; row++) {
+      const r = input.records.record(f.seq, row);
+      if (!r) break;
+      found.push(...changesOfRecord(r, { seq: f.seq, row }, f.stream ?? undefined));
+    }
+  }
+  const changes = distinctChanges(found);
+  // A tool that started a child agent becomes an `agent.call` and keeps its id.
+  const stepOf = (toolUse: string) => (nodes.has(entityId('tool', toolUse)) ? entityId('tool', toolUse) : undefined);
+  const talkOf = (toolUse: string) => {
+    const step = stepOf(toolUse);
+    return step ? talkHolding(nodes, step) : undefined;
+  };
+  const entries: ChangeEntry[] = changes.map((c) => {
+    const step = stepOf(c.tool_use);
+    const talk = talkOf(c.tool_use);
+    const e: ChangeEntry = { ...c, diff: unifiedDiff(c) };
+    if (step) e.step = step;
+    else e.unplaced = `no step of the conversation is the tool use ${c.tool_use}: its request has not been assembled`;
+    if (talk) e.talk = talk;
+    else if (step) e.unplaced = `the step ${step} is in no talk`;
+    return e;
+  });
+  const byTalk = totalsByTalk(changes, talkOf);
+  return {
+    conversation: input.conversation,
+    totals: changeTotals(changes),
+    talks: [...byTalk].map(([talk, totals]) => ({ talk, totals })),
+    changes: entries,
+  };
+}
