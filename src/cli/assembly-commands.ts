@@ -4,6 +4,7 @@ import { runParse } from './parse.js';
 import { runConversation } from './conversation.js';
 import { runGlossary } from './glossary.js';
 import { registerScenarioCommands } from './scenario.js';
+import { runIndex } from './index-command.js';
 import { registerPushCommand } from './push.js';
 
 /** The commands that read and build the round chain: parse, conversation, glossary. */
@@ -17,9 +18,17 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     });
   withConfig(program.command('conversation <id>').description("fold a conversation's chain and print what it holds"))
     .option('--terms <mode>', 'unified (default), native or both', 'unified')
-    .option('--json', 'the folded entities as JSON')
+    .option('--json', 'the asz.view document the page serves, as JSON')
+    .option('--yaml', 'the asz.view document, as YAML')
+    .option('--fold', 'the folded entities and the head header, as JSON')
     .action((id, o) => {
       setCode(runConversation(id, o, io));
+    });
+  withConfig(program.command('index <session>').description("print a session's derived index; --rebuild builds it again from the landed files"))
+    .option('--rebuild', 'discard the index and build it again, under the session lock')
+    .option('--json', 'the whole index, entries included, as JSON')
+    .action((session, o) => {
+      setCode(runIndex(session, o, io));
     });
   registerScenarioCommands(program, io, setCode);
   registerPushCommand(program, io, setCode);
