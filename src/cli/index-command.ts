@@ -20,7 +20,28 @@ function rebuild(root: string, session: string): { index: SessionIndex; problems
   }
 }
 
-const ENTRY_FIELDS = ['seq', 'row', 'fileKind', 'stream', 'fileBatch', 'id', 'parent', 'call', 'run', 'continues', 'tool', 'child', 'batch', 'started_by', 'label', 'from', 'time', 'trigger', 'flags', 'parts'] as const;
+const ENTRY_FIELDS = [
+  'seq',
+  'row',
+  'fileKind',
+  'stream',
+  'fileBatch',
+  'id',
+  'parent',
+  'call',
+  'run',
+  'continues',
+  'tool',
+  'child',
+  'batch',
+  'started_by',
+  'label',
+  'from',
+  'time',
+  'trigger',
+  'flags',
+  'parts',
+] as const;
 
 /** A loaded entry reads its fields from the index's columns on access; spreading it would copy none. */
 function plainEntry(e: IndexEntry): Record<string, unknown> {
@@ -59,8 +80,11 @@ export function runIndex(session: string, opts: { config?: string; rebuild?: boo
     io.out(JSON.stringify({ session, schema: INDEX_SCHEMA, indexed_seq: index.indexedSeq, files: index.files, entries: index.entries.map(plainEntry) }));
     return EXIT.ok;
   }
-  io.out(`index ${session}  schema ${INDEX_SCHEMA}  through seq ${index.indexedSeq}  files ${index.files.length}  entries ${index.entries.length}${opts.rebuild ? '  (rebuilt)' : ''}`);
+  io.out(
+    `index ${session}  schema ${INDEX_SCHEMA}  through seq ${index.indexedSeq}  files ${index.files.length}  entries ${index.entries.length}${opts.rebuild ? '  (rebuilt)' : ''}`,
+  );
   io.out(`${'SEQ'.padEnd(6)} ${'KIND'.padEnd(18)} ${'RECORDS'.padEnd(8)} ${'STREAM'.padEnd(18)} FILE`);
-  for (const f of index.files) io.out(`${String(f.seq).padEnd(6)} ${f.kind.padEnd(18)} ${String(f.records).padEnd(8)} ${(f.stream ?? f.batch ?? '-').padEnd(18)} ${f.rel}`);
+  for (const f of index.files)
+    io.out(`${String(f.seq).padEnd(6)} ${f.kind.padEnd(18)} ${String(f.records).padEnd(8)} ${(f.stream ?? f.batch ?? '-').padEnd(18)} ${f.rel}`);
   return EXIT.ok;
 }
