@@ -15,6 +15,7 @@ import { listLanded } from '../storage/landed-files.js';
 import { verifyChains } from '../storage/verify-chain.js';
 import { parseSession } from '../processors/assembler/parse.js';
 import { generate } from './generate.js';
+import { viewCoverage } from './view-coverage.js';
 import type { Scenario } from './model.js';
 import type { Format, ScenarioRoot } from './run.js';
 
@@ -188,6 +189,7 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   records_well_formed: { formats: BOTH, evaluate: recordsWellFormed },
   recollect_idempotent: { formats: RUNTIME, evaluate: recollectIdempotent },
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
+  view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
 };
 
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
@@ -200,7 +202,6 @@ export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   records_match: 'landed records are not compared across formats',
   push_follows_the_wire: 'the push is checked by push.kinds only',
   removed_after_sent: 'no removal of _scenario sessions',
-  view_covers_the_session: 'the view document is not held to the whole session',
   changes_leave_the_fold: 'workspace changes are not generated',
   provider_bodies_leave_the_fold: 'provider bodies are not generated',
   provider_bodies_rebuild: 'provider bodies are not generated',

@@ -78,6 +78,12 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
       JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-1', sessionId: ctx.session }) + '\n',
     );
   },
+  // A landed file gone: the document says incomplete and no longer lists it.
+  view_covers_the_session: (ctx) => {
+    const f = listLanded(ctx.dir, ctx.session)[0]!;
+    writable(f.path);
+    rmSync(f.path);
+  },
   every_line_a_record: (ctx) => {
     const f = listLanded(ctx.dir, ctx.session).find((l) => l.rel.includes('subagents')) ?? listLanded(ctx.dir, ctx.session)[0]!;
     writable(f.path);
