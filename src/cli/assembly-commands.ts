@@ -5,6 +5,7 @@ import { runConversation } from './conversation.js';
 import { runGlossary } from './glossary.js';
 import { registerScenarioCommands } from './scenario.js';
 import { runIndex } from './index-command.js';
+import { runRepack } from './repack.js';
 import { registerPushCommand } from './push.js';
 
 /** The commands that read and build the round chain: parse, conversation, glossary. */
@@ -23,6 +24,13 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     .option('--fold', 'the folded entities and the head header, as JSON')
     .action((id, o) => {
       setCode(runConversation(id, o, io));
+    });
+  withConfig(program.command('repack <dest>').description('copy the storage root into DEST, landed files re-cut at max_delta_bytes, chains assembled again'))
+    .option('--session <id>', 'only this session')
+    .option('--max-delta-bytes <size>', 'the largest landed file (default: the receiver setting, 2MiB)')
+    .option('--json', 'one JSON document')
+    .action((dest, o) => {
+      setCode(runRepack(dest, o, io));
     });
   withConfig(program.command('index <session>').description("print a session's derived index; --rebuild builds it again from the landed files"))
     .option('--rebuild', 'discard the index and build it again, under the session lock')

@@ -16,6 +16,7 @@ import { verifyChains } from '../storage/verify-chain.js';
 import { parseSession } from '../processors/assembler/parse.js';
 import { generate } from './generate.js';
 import { viewCoverage } from './view-coverage.js';
+import { repackKeepsStructure } from './repack-check.js';
 import type { Scenario } from './model.js';
 import type { Format, ScenarioRoot } from './run.js';
 
@@ -190,12 +191,12 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   recollect_idempotent: { formats: RUNTIME, evaluate: recollectIdempotent },
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
   view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
+  repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
 };
 
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
 export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   bundle: 'no bundle command',
-  repack_keeps_structure: 'no repack check',
   parts_keep_source_bytes: 'landed parts are not compared with source bytes',
   discovery_ignores_noise: 'the build plants no noise beside a session',
   pruned_sources_gone: 'no pruning check',

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, chmodSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { decodeRound } from '../../src/formats/session-flow/decode.js';
 import { encodeRound } from '../../src/formats/session-flow/encode.js';
 import { parseSession } from '../../src/processors/assembler/parse.js';
@@ -37,6 +38,16 @@ function builtRoot(format: Format, doc: unknown = SCENARIO, name = 'props'): Pro
 
 const writable = (path: string) => chmodSync(path, 0o644);
 
+/** Deletes the helper agent's landed transcript, after the round bound to it, as `lose` does. */
+function loseHelperTranscript(ctx: PropertyContext): void {
+  const f = listLanded(ctx.dir, ctx.session).find((l) => {
+    const h = readSessionData(l.path).header;
+    return h.kind === 'transcript' && h.stream !== 'main';
+  })!;
+  writable(f.path);
+  rmSync(f.path);
+}
+
 /** Breaks one property on a root, the way a bug in that part would. */
 const BREAK: Record<string, (ctx: PropertyContext) => void> = {
   // A parse whose rounds depend on something besides the landed files: here, a changing budget.
@@ -46,9 +57,7 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
   },
   // The chain no longer folds to what the landed files say once one of them is gone.
   fold_equals_parse: (ctx) => {
-    const f = listLanded(ctx.dir, ctx.session).find((l) => l.rel.includes('subagents')) ?? listLanded(ctx.dir, ctx.session)[0]!;
-    writable(f.path);
-    rmSync(f.path);
+    loseHelperTranscript(ctx);
   },
   immutable_rounds: (ctx) => writable(listRounds(ctx.dir, ctx.session)[0]!.path),
   // The head round's header counts a talk its frames do not hold.
@@ -84,10 +93,12 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     writable(f.path);
     rmSync(f.path);
   },
+  // A landed file gone after the round bound to it: the re-cut root cannot hold what the chain names.
+  repack_keeps_structure: (ctx) => {
+    loseHelperTranscript(ctx);
+  },
   every_line_a_record: (ctx) => {
-    const f = listLanded(ctx.dir, ctx.session).find((l) => l.rel.includes('subagents')) ?? listLanded(ctx.dir, ctx.session)[0]!;
-    writable(f.path);
-    rmSync(f.path);
+    loseHelperTranscript(ctx);
   },
 };
 
@@ -150,7 +161,7 @@ describe('scenario check judges what an expectation names', () => {
   test('a lost file: the properties that cannot hold are asserted false, and pass so', () => {
     const results = check({
       checkpoints: { final: { lose: [{ stream: 'helper', kind: 'transcript' }] } },
-      properties: { fold_equals_parse: false, every_line_a_record: false },
+      properties: { fold_equals_parse: false, every_line_a_record: false, view_covers_the_session: false, repack_keeps_structure: false },
     });
     expect(results.filter((r) => r.format !== 'all').map((r) => [r.format, r.status, r.failures])).toEqual([
       ['claude-code', 'passed', []],
@@ -159,7 +170,7 @@ describe('scenario check judges what an expectation names', () => {
     // Said true instead, the same root fails them: a lost file is not skipped over.
     const wrong = check({ checkpoints: { final: { lose: [{ stream: 'helper', kind: 'transcript' }] } } }, SCENARIO, ['claude-code']);
     expect(wrong[0]!.status).toBe('failed');
-    expect(new Set(wrong[0]!.failures.map((f) => f.where.split(': ')[1]!.split(' ')[0]))).toEqual(new Set(['fold_equals_parse', 'every_line_a_record']));
+    expect(new Set(wrong[0]!.failures.map((f) => f.where.split(': ')[1]!.split(' ')[0]))).toEqual(new Set(['fold_equals_parse', 'every_line_a_record', 'view_covers_the_session', 'repack_keeps_structure']));
   });
 
   test.each(Object.keys(NOT_EVALUATED))('%s, named true or false, makes the scenario incomplete by name, never passed', (name) => {
