@@ -20,7 +20,7 @@ import { ScenarioRoot, type Format } from './run.js';
 import { buildView } from '../formats/view/build.js';
 import { loadViewInput } from '../extensions/view/load.js';
 import { checkPushKinds, pushKinds } from './push-check.js';
-import { checkProperties, crossFormatViolations, judge, NOT_EVALUATED, PROPERTY_NAMES } from './properties.js';
+import { checkProperties, crossFormatViolations, judge, recordsMatchViolations, NOT_EVALUATED, PROPERTY_NAMES } from './properties.js';
 
 export interface Failure {
   where: string;
@@ -113,7 +113,10 @@ export class ScenarioChecker {
     }
     if (this.opts.formats.length > 1) {
       const [a, b] = [...roots.values()];
-      const failures = judge('cross_format', props.cross_format !== false, crossFormatViolations(a!, b!));
+      const failures = [
+        ...judge('cross_format', props.cross_format !== false, crossFormatViolations(a!, b!)),
+        ...judge('records_match', props.records_match !== false, recordsMatchViolations(a!, b!)),
+      ];
       results.push({ scenario: scn.name, format: 'all', status: failures.length ? 'failed' : 'passed', failures: failures.slice(0, 20), unchecked: [] });
     }
     if (expect.push !== undefined) {

@@ -200,7 +200,6 @@ export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   parts_keep_source_bytes: 'landed parts are not compared with source bytes',
   discovery_ignores_noise: 'the build plants no noise beside a session',
   pruned_sources_gone: 'no pruning check',
-  records_match: 'landed records are not compared across formats',
   push_follows_the_wire: 'the push is checked by push.kinds only',
   removed_after_sent: 'no removal of _scenario sessions',
   changes_leave_the_fold: 'workspace changes are not generated',
@@ -208,7 +207,10 @@ export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   provider_bodies_rebuild: 'provider bodies are not generated',
 };
 
-export const PROPERTY_NAMES: ReadonlySet<string> = new Set([...Object.keys(EVALUATED), 'cross_format', ...Object.keys(NOT_EVALUATED)]);
+/** Judged once over the two formats' roots, in the `all` result. */
+export const CROSS_FORMAT = ['cross_format', 'records_match'] as const;
+
+export const PROPERTY_NAMES: ReadonlySet<string> = new Set([...Object.keys(EVALUATED), ...CROSS_FORMAT, ...Object.keys(NOT_EVALUATED)]);
 
 /**
  * Judges a property both ways: wanted, each violation is a failure; wanted not to hold, a
@@ -262,5 +264,29 @@ export function crossFormatViolations(a: { dir: string; session: string }, b: { 
   const out: Violation[] = [];
   for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)]))
     if (sa[id] !== sb[id]) out.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
+  return out;
+}
+
+/** Each landed file group's records in order, keyed by what the header says the group holds. */
+function landedRecords(x: { dir: string; session: string }): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const l of listLanded(x.dir, x.session)) {
+    const { header, records } = readSessionData(l.path);
+    const key = `${header.kind} ${header.src}${header.stream ? ` stream ${header.stream}` : ''}${header.batch ? ` run ${header.batch}` : ''}`;
+    (out.get(key) ?? out.set(key, []).get(key)!).push(...records.map((r) => canonical(r)));
+  }
+  return out;
+}
+
+/** The runtime's adapter and the sd writer land the same evidence: every record, field by field, in order. */
+export function recordsMatchViolations(a: { dir: string; session: string }, b: { dir: string; session: string }): Violation[] {
+  const [ra, rb] = [landedRecords(a), landedRecords(b)];
+  const out: Violation[] = [];
+  for (const k of new Set([...ra.keys(), ...rb.keys()])) {
+    const [x, y] = [ra.get(k) ?? [], rb.get(k) ?? []];
+    const i = x.findIndex((r, n) => r !== y[n]);
+    if (x.length !== y.length || i >= 0)
+      out.push({ where: `records_match: ${k}${i >= 0 ? ` record ${i + 1}` : ''}`, expected: i >= 0 ? x[i] : `${x.length} records`, got: i >= 0 ? (y[i] ?? '(absent)') : `${y.length} records` });
+  }
   return out;
 }

@@ -10,7 +10,7 @@ import { parseSession } from '../../src/processors/assembler/parse.js';
 import { CHECK_AT, ScenarioChecker } from '../../src/scenario/check.js';
 import { generate } from '../../src/scenario/generate.js';
 import { parseScenario } from '../../src/scenario/model.js';
-import { crossFormatViolations, EVALUATED, evaluateProperty, judge, NOT_EVALUATED, type PropertyContext } from '../../src/scenario/properties.js';
+import { crossFormatViolations, recordsMatchViolations, EVALUATED, evaluateProperty, judge, NOT_EVALUATED, type PropertyContext } from '../../src/scenario/properties.js';
 import { ScenarioRoot, type Format } from '../../src/scenario/run.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 import { listRounds } from '../../src/storage/chain.js';
@@ -136,6 +136,22 @@ describe('every evaluated property can fail both ways', () => {
     expect(judge('cross_format', true, differ)).toEqual(differ);
     expect(judge('cross_format', false, differ)).toEqual([]);
   });
+
+  test('records_match: the two formats land the same records field by field; a different scenario does not', () => {
+    const cc = builtRoot('claude-code'),
+      sd = builtRoot('sd');
+    const agree = recordsMatchViolations(cc, sd);
+    expect(agree).toEqual([]);
+    expect(judge('records_match', false, agree)).toHaveLength(1);
+    // The same steps with another tool result: one record differs, and is named.
+    const changed = structuredClone(SCENARIO);
+    (changed.steps[1] as { call: { tool: { result: { text: string } } } }).call.tool.result.text = 'failed to build';
+    const differ = recordsMatchViolations(cc, builtRoot('sd', { ...changed }, 'props'));
+    expect(differ).toHaveLength(1);
+    expect(differ[0]!.where).toMatch(/^records_match: transcript .* stream main record \d+$/);
+    expect(judge('records_match', true, differ)).toEqual(differ);
+    expect(judge('records_match', false, differ)).toEqual([]);
+  });
 });
 
 /** Writes NAME.yaml and NAME.expect.yaml into a fresh directory and checks them. */
@@ -148,14 +164,14 @@ function check(expectation: unknown, scenario: unknown = SCENARIO, formats: Form
 
 describe('scenario check judges what an expectation names', () => {
   test('a property set false on a root where it holds fails the scenario, in each format', () => {
-    const results = check({ properties: { header_matches_fold: false, cross_format: false } });
+    const results = check({ properties: { header_matches_fold: false, cross_format: false, records_match: false } });
     expect(results.map((r) => [r.format, r.status])).toEqual([
       ['claude-code', 'failed'],
       ['sd', 'failed'],
       ['all', 'failed'],
     ]);
     expect(results[0]!.failures.map((f) => f.where)).toEqual(['claude-code: header_matches_fold']);
-    expect(results[2]!.failures.map((f) => f.where)).toEqual(['cross_format']);
+    expect(results[2]!.failures.map((f) => f.where)).toEqual(['cross_format', 'records_match']);
   });
 
   test('a lost file: the properties that cannot hold are asserted false, and pass so', () => {
