@@ -51,7 +51,10 @@ export function runRepack(destArg: string, opts: { config?: string; session?: st
   if (opts.json) io.out(JSON.stringify({ dest, max_delta_bytes: maxBytes, sessions: done }));
   else {
     io.out(`${'SESSION'.padEnd(38)}${'FILES IN'.padEnd(10)}${'FILES OUT'.padEnd(11)}${'RECORDS'.padEnd(9)}${'BYTES'.padEnd(10)}ROUNDS`);
-    for (const d of done) io.out(`${d.session.padEnd(38)}${String(d.filesIn).padEnd(10)}${String(d.filesOut).padEnd(11)}${String(d.records).padEnd(9)}${String(d.bytes).padEnd(10)}${d.rounds}`);
+    for (const d of done)
+      io.out(
+        `${d.session.padEnd(38)}${String(d.filesIn).padEnd(10)}${String(d.filesOut).padEnd(11)}${String(d.records).padEnd(9)}${String(d.bytes).padEnd(10)}${d.rounds}`,
+      );
   }
   return EXIT.ok;
 }

@@ -192,6 +192,13 @@ export class ScenarioChecker {
           case 'nodes':
             for (const [id, spec] of Object.entries(want as Record<string, Record<string, unknown>>)) {
               const n = f.nodes.find((x) => x.id === sub(id));
+              if (spec.absent !== undefined) {
+                // `{absent: true}` says the node must not be there; `{absent: false}` only that it is.
+                if (Object.keys(spec).length > 1 || typeof spec.absent !== 'boolean')
+                  throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: checkpoints.${cp}.nodes.${id}: absent is true or false, alone`);
+                if (!!n === spec.absent) fail(`${where}.${id}`, spec.absent ? '(absent)' : '(present)', n ? '(present)' : '(absent)');
+                continue;
+              }
               if (!n) {
                 fail(`${where}.${id}`, spec, '(absent)');
                 continue;

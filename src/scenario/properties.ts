@@ -286,7 +286,11 @@ export function recordsMatchViolations(a: { dir: string; session: string }, b: {
     const [x, y] = [ra.get(k) ?? [], rb.get(k) ?? []];
     const i = x.findIndex((r, n) => r !== y[n]);
     if (x.length !== y.length || i >= 0)
-      out.push({ where: `records_match: ${k}${i >= 0 ? ` record ${i + 1}` : ''}`, expected: i >= 0 ? x[i] : `${x.length} records`, got: i >= 0 ? (y[i] ?? '(absent)') : `${y.length} records` });
+      out.push({
+        where: `records_match: ${k}${i >= 0 ? ` record ${i + 1}` : ''}`,
+        expected: i >= 0 ? x[i] : `${x.length} records`,
+        got: i >= 0 ? (y[i] ?? '(absent)') : `${y.length} records`,
+      });
   }
   return out;
 }

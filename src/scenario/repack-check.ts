@@ -73,7 +73,8 @@ export function repackKeepsStructure(dir: string, session: string): Violation[] 
     const [a, b] = [recordLines(dir, session), recordLines(dest, session)];
     for (const k of new Set([...a.keys(), ...b.keys()])) {
       const [x, y] = [a.get(k) ?? [], b.get(k) ?? []];
-      if (x.length !== y.length || x.some((l, i) => l !== y[i])) out.push({ where: `${name}: records of ${k}`, expected: `${x.length} records`, got: `${y.length}, not byte-equal in order` });
+      if (x.length !== y.length || x.some((l, i) => l !== y[i]))
+        out.push({ where: `${name}: records of ${k}`, expected: `${x.length} records`, got: `${y.length}, not byte-equal in order` });
     }
     for (const p of [...verifyRoot(dest).problems, ...verifyChains(dest).problems]) out.push({ where: `${name}: verify`, expected: 'no problem', got: p });
     const [sa, sb] = [structure(dir, session), structure(dest, session)];

@@ -35,7 +35,8 @@ export function viewCoverage(dir: string, session: string): CoverageViolation[] 
   const where = 'view_covers_the_session';
   const out: CoverageViolation[] = [];
   const doc = buildView(loadViewInput(dir, session));
-  if (doc.summary.state !== 'verified') out.push({ where: `${where}: state`, expected: 'verified', got: `${doc.summary.state}: ${doc.summary.problems.join('; ')}` });
+  if (doc.summary.state !== 'verified')
+    out.push({ where: `${where}: state`, expected: 'verified', got: `${doc.summary.state}: ${doc.summary.problems.join('; ')}` });
 
   const rounds = listRounds(dir, session);
   const unverified = doc.rounds.filter((r) => !r.verified).map((r) => r.round);
@@ -49,7 +50,8 @@ export function viewCoverage(dir: string, session: string): CoverageViolation[] 
     const f = files.get(rel);
     const digest = sha256(join(dir, rel));
     if (!f) out.push({ where: `${where}: files`, expected: rel, got: '(absent)' });
-    else if (f.digest !== digest || !f.verified) out.push({ where: `${where}: ${rel}`, expected: { digest, verified: true }, got: { digest: f.digest, verified: f.verified } });
+    else if (f.digest !== digest || !f.verified)
+      out.push({ where: `${where}: ${rel}`, expected: { digest, verified: true }, got: { digest: f.digest, verified: f.verified } });
   }
   if (doc.files.length !== onDisk.length) out.push({ where: `${where}: files`, expected: onDisk.length, got: doc.files.length });
 
@@ -57,7 +59,8 @@ export function viewCoverage(dir: string, session: string): CoverageViolation[] 
   const fold = [...loadChain(dir, session).fold.entities.values()].filter((e): e is Node => e.t === 'node');
   const parentOf = new Map(fold.map((n) => [n.id, n.parent]));
   const underTalk = (n: Node) => {
-    for (let id: string | undefined = n.id, hops = 0; id && hops < 64; id = parentOf.get(id), hops++) if (fold.find((x) => x.id === id)?.kind === 'talk') return true;
+    for (let id: string | undefined = n.id, hops = 0; id && hops < 64; id = parentOf.get(id), hops++)
+      if (fold.find((x) => x.id === id)?.kind === 'talk') return true;
     return false;
   };
   const shown = treeIds([...doc.talks, ...doc.loose], new Set());

@@ -45,11 +45,14 @@ describe('aszcol repack DEST', () => {
     expect(after.lines).toEqual(before.lines);
     expect(after.files).toBe(before.lines.length);
     const report = JSON.parse(r.stdout) as { sessions: { filesIn: number; filesOut: number; records: number; rounds: number }[] };
-    expect(report.sessions).toEqual([expect.objectContaining({ filesIn: before.files, filesOut: before.lines.length, records: before.lines.length, rounds: 1 })]);
+    expect(report.sessions).toEqual([
+      expect.objectContaining({ filesIn: before.files, filesOut: before.lines.length, records: before.lines.length, rounds: 1 }),
+    ]);
     // Nothing derived was copied: the repacked root has its own index and chain.
     const verify = await runCli(['verify', '--config', rootConfig(dest)]);
     expect(verify.code).toBe(0);
-    const fold = async (cfg: string) => JSON.parse((await runCli(['conversation', SESSION, '--config', cfg, '--fold'])).stdout) as { head: Record<string, unknown> };
+    const fold = async (cfg: string) =>
+      JSON.parse((await runCli(['conversation', SESSION, '--config', cfg, '--fold'])).stdout) as { head: Record<string, unknown> };
     const [a, b] = [(await fold(config)).head, (await fold(rootConfig(dest))).head];
     for (const k of ['talks', 'steps', 'streams', 'segments', 'llm_calls', 'subagents', 'unresolved']) expect([k, b[k]]).toEqual([k, a[k]]);
     expect(b.through_seq).toBe(before.lines.length);

@@ -10,7 +10,15 @@ import { parseSession } from '../../src/processors/assembler/parse.js';
 import { CHECK_AT, ScenarioChecker } from '../../src/scenario/check.js';
 import { generate } from '../../src/scenario/generate.js';
 import { parseScenario } from '../../src/scenario/model.js';
-import { crossFormatViolations, recordsMatchViolations, EVALUATED, evaluateProperty, judge, NOT_EVALUATED, type PropertyContext } from '../../src/scenario/properties.js';
+import {
+  crossFormatViolations,
+  recordsMatchViolations,
+  EVALUATED,
+  evaluateProperty,
+  judge,
+  NOT_EVALUATED,
+  type PropertyContext,
+} from '../../src/scenario/properties.js';
 import { ScenarioRoot, type Format } from '../../src/scenario/run.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 import { listRounds } from '../../src/storage/chain.js';
@@ -186,7 +194,9 @@ describe('scenario check judges what an expectation names', () => {
     // Said true instead, the same root fails them: a lost file is not skipped over.
     const wrong = check({ checkpoints: { final: { lose: [{ stream: 'helper', kind: 'transcript' }] } } }, SCENARIO, ['claude-code']);
     expect(wrong[0]!.status).toBe('failed');
-    expect(new Set(wrong[0]!.failures.map((f) => f.where.split(': ')[1]!.split(' ')[0]))).toEqual(new Set(['fold_equals_parse', 'every_line_a_record', 'view_covers_the_session', 'repack_keeps_structure']));
+    expect(new Set(wrong[0]!.failures.map((f) => f.where.split(': ')[1]!.split(' ')[0]))).toEqual(
+      new Set(['fold_equals_parse', 'every_line_a_record', 'view_covers_the_session', 'repack_keeps_structure']),
+    );
   });
 
   test.each(Object.keys(NOT_EVALUATED))('%s, named true or false, makes the scenario incomplete by name, never passed', (name) => {
@@ -219,6 +229,17 @@ describe('scenario check judges what an expectation names', () => {
     ]);
     // provider_bodies: false asks for nothing the generator lacks.
     expect(check({}, { provider_bodies: false, steps: [{ input: 'go' }] }, ['sd'])[0]!.status).toBe('passed');
+  });
+
+  test('a node expectation {absent: true} fails when the node is there; {absent: false} fails when it is not', () => {
+    const node = (spec: unknown) => check({ checkpoints: { final: { nodes: { 'tool/t1': spec, 'tool/none': { absent: true } } } } }, SCENARIO, ['sd'])[0]!;
+    expect(node({ absent: false }).status).toBe('passed');
+    const wrong = node({ absent: true });
+    expect(wrong.status).toBe('failed');
+    expect(wrong.failures).toEqual([{ where: 'sd: final.nodes.tool/t1', expected: '(absent)', got: '(present)' }]);
+    const missing = check({ checkpoints: { final: { nodes: { 'tool/none': { absent: false } } } } }, SCENARIO, ['sd'])[0]!;
+    expect(missing.failures).toEqual([{ where: 'sd: final.nodes.tool/none', expected: '(present)', got: '(absent)' }]);
+    expect(() => node({ absent: true, kind: 'tool' })).toThrow(/nodes\.tool\/t1: absent is true or false, alone/);
   });
 
   test('a property given anything but true or false is an error naming it', () => {
