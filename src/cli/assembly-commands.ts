@@ -5,6 +5,8 @@ import { runConversation } from './conversation.js';
 import { runConversationFigures } from './conversation-figures.js';
 import { runGlossary } from './glossary.js';
 import { registerScenarioCommands } from './scenario.js';
+import { runIndex } from './index-command.js';
+import { runRepack } from './repack.js';
 import { registerPushCommand } from './push.js';
 
 /** The commands that read and build the round chain: parse, conversation, glossary. */
@@ -18,11 +20,26 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     });
   withConfig(program.command('conversation <id>').description("fold a conversation's chain and print what it holds"))
     .option('--terms <mode>', 'unified (default), native or both', 'unified')
-    .option('--json', 'the folded entities as JSON (with --calls or --tools: those rows as JSON)')
+    .option('--json', 'the asz.view document the page serves, as JSON (with --calls or --tools: those rows as JSON)')
+    .option('--yaml', 'the asz.view document, as YAML')
+    .option('--fold', 'the folded entities and the head header, as JSON')
     .option('--calls', "one row per provider call: request id, duration, time to first token, cost, failed attempts, usage, each figure's source")
     .option('--tools', 'one row per tool use: execution time, success, permission decision and who made it, result size')
-    .action((id, o: { config?: string; terms?: string; json?: boolean; calls?: boolean; tools?: boolean }) => {
+    .action((id, o: { config?: string; terms?: string; json?: boolean; yaml?: boolean; fold?: boolean; calls?: boolean; tools?: boolean }) => {
       setCode(o.calls || o.tools ? runConversationFigures(id, o, io) : runConversation(id, o, io));
+    });
+  withConfig(program.command('repack <dest>').description('copy the storage root into DEST, landed files re-cut at max_delta_bytes, chains assembled again'))
+    .option('--session <id>', 'only this session')
+    .option('--max-delta-bytes <size>', 'the largest landed file (default: the receiver setting, 2MiB)')
+    .option('--json', 'one JSON document')
+    .action((dest, o) => {
+      setCode(runRepack(dest, o, io));
+    });
+  withConfig(program.command('index <session>').description("print a session's derived index; --rebuild builds it again from the landed files"))
+    .option('--rebuild', 'discard the index and build it again, under the session lock')
+    .option('--json', 'the whole index, entries included, as JSON')
+    .action((session, o) => {
+      setCode(runIndex(session, o, io));
     });
   registerScenarioCommands(program, io, setCode);
   registerPushCommand(program, io, setCode);

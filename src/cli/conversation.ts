@@ -1,6 +1,9 @@
 import { TERMS } from '../adapters/claude-code/glossary.js';
 import { loadChain } from '../storage/chain.js';
 import type { EntityFrame } from '../formats/session-flow/types.js';
+import { stringify as stringifyYaml } from 'yaml';
+import { buildView } from '../formats/view/build.js';
+import { loadViewInput } from '../extensions/view/load.js';
 import { configFor, EXIT, type Io } from './context.js';
 
 type Terms = 'unified' | 'native' | 'both';
@@ -12,9 +15,27 @@ function name(kind: string, terms: Terms): string {
 }
 
 /** Folds a conversation's chain and prints it as a tree of talks, runs and steps. */
-export function runConversation(id: string, opts: { config?: string; terms?: string; json?: boolean }, io: Io): number {
+/** The asz.view document the page serves for this conversation, printed whole. */
+function printView(root: string, id: string, as: 'json' | 'yaml', io: Io): number {
+  let doc;
+  try {
+    doc = buildView(loadViewInput(root, id));
+  } catch (err) {
+    io.err(`aszcol conversation: ${id}: ${(err as Error).message}`);
+    return EXIT.problem;
+  }
+  io.out(as === 'json' ? JSON.stringify(doc) : stringifyYaml(doc, { aliasDuplicateObjects: false }).trimEnd());
+  return EXIT.ok;
+}
+
+export function runConversation(id: string, opts: { config?: string; terms?: string; json?: boolean; yaml?: boolean; fold?: boolean }, io: Io): number {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
+  if ([opts.json, opts.yaml, opts.fold].filter(Boolean).length > 1) {
+    io.err('aszcol conversation: give one of --json, --yaml and --fold');
+    return EXIT.config;
+  }
+  if (opts.json || opts.yaml) return printView(cfg.storageRoot, id, opts.json ? 'json' : 'yaml', io);
   const terms = (opts.terms ?? 'unified') as Terms;
   if (!['unified', 'native', 'both'].includes(terms)) {
     io.err('aszcol conversation: --terms takes unified, native or both');
@@ -32,7 +53,7 @@ export function runConversation(id: string, opts: { config?: string; terms?: str
     return EXIT.problem;
   }
   const all = [...chain.fold.entities.values()];
-  if (opts.json) {
+  if (opts.fold) {
     io.out(JSON.stringify({ head: chain.fold.head, digest: chain.fold.headDigest, entities: all }));
     return EXIT.ok;
   }

@@ -43,8 +43,10 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .action((session, o) => {
       code = runVerify(session, o, io);
     });
-  withConfig(program.command('show <seq> <row>').description('print one landed record'))
+  withConfig(program.command('show [seq] [row]').description('print one landed record: by position, by its id, or the records of a tool use'))
     .requiredOption('--session <id>', 'the session the file was landed in')
+    .option('--record <id>', "the record whose id this is (a transcript line's uuid)")
+    .option('--tool-use <id>', 'the record calling this tool use, then each record carrying its result')
     .option('--pretty', 'indent the JSON')
     .action((seq, row, o) => {
       code = runShow(seq, row, o, io);

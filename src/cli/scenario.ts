@@ -59,7 +59,10 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
             seed: Number(o.seed),
             through: o.through,
           },
-          (s) => io.out(`built ${s.session} from ${s.scenario}: ${s.bytes} bytes${s.records ? `, ${s.records} records landed` : ''}`),
+          (s) => {
+            io.out(`built ${s.session} from ${s.scenario}: ${s.bytes} bytes${s.records ? `, ${s.records} records landed` : ''}`);
+            for (const n of s.notGenerated) io.out(`  not generated: ${n}`);
+          },
           () => stopping,
         );
         setCode(EXIT.ok);
@@ -103,6 +106,11 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
           for (const line of formatFailures(r)) io.out(line);
         }
         const by = (s: string) => results.filter((r) => r.status === s).length;
+        for (const f of [...formats, ...(formats.length > 1 ? (['all'] as const) : [])]) {
+          const of = results.filter((r) => r.format === f);
+          const n = (st: string) => of.filter((r) => r.status === st).length;
+          io.out(`${f}: ${of.length} checked, ${n('passed')} passed, ${n('failed')} failed, ${n('incomplete')} incomplete`);
+        }
         io.out(`scenarios: ${by('passed')} passed, ${by('failed') + errors} failed, ${by('incomplete')} incomplete`);
       }
       setCode(errors || results.some((r) => r.status === 'failed') ? EXIT.problem : results.some((r) => r.status === 'incomplete') ? EXIT_INCOMPLETE : EXIT.ok);

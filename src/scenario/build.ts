@@ -41,6 +41,8 @@ export interface BuiltSession {
   scenario: string;
   records: number;
   bytes: number;
+  /** Keys the scenario wrote that this build does not generate yet, with why. */
+  notGenerated: string[];
 }
 
 export async function buildScenarios(files: string[], o: BuildOptions, onSession: (s: BuiltSession) => void, stop: () => boolean = () => false): Promise<void> {
@@ -65,7 +67,13 @@ export async function buildScenarios(files: string[], o: BuildOptions, onSession
     const built = root.build(o.through, { collect: false });
     let bytes = 0;
     for (const c of built.generated.files.values()) bytes += Buffer.byteLength(c);
-    onSession({ session, scenario: scn.name, records: built.collect?.landedRecords ?? 0, bytes });
+    onSession({
+      session,
+      scenario: scn.name,
+      records: built.collect?.landedRecords ?? 0,
+      bytes,
+      notGenerated: scn.ignored.map((i) => `${i.path} (${i.reason})`),
+    });
     clock = built.generated.end + (o.interval ?? scn.interval);
     if (o.everyMs && k + 1 < count) await new Promise((r) => setTimeout(r, o.everyMs));
   }

@@ -3,18 +3,16 @@
  * expectation file; then the chain properties. Only what is written is checked, an unknown key
  * is an error, and a key this build cannot check yet makes the scenario `incomplete`, by name.
  */
-import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonical } from '../formats/session-flow/encode.js';
 import { readSessionData } from '../formats/session-data/decode.js';
-import { RECORD_KEY_ORDER } from '../formats/session-data/types.js';
 import type { EntityFrame } from '../formats/session-flow/types.js';
-import { loadChain, roundsDir } from '../storage/chain.js';
+import { loadChain } from '../storage/chain.js';
 import { listLanded } from '../storage/landed-files.js';
 import { verifyRoot } from '../storage/verify.js';
 import { verifyChains } from '../storage/verify-chain.js';
-import { parseSession } from '../processors/assembler/parse.js';
 import { loadExpectation, loadScenario } from './files.js';
 import { generate } from './generate.js';
 import type { Scenario } from './model.js';
@@ -22,6 +20,7 @@ import { ScenarioRoot, type Format } from './run.js';
 import { buildView } from '../formats/view/build.js';
 import { loadViewInput } from '../extensions/view/load.js';
 import { checkPushKinds, pushKinds } from './push-check.js';
+import { checkProperties, crossFormatViolations, judge, recordsMatchViolations, NOT_EVALUATED, PROPERTY_NAMES } from './properties.js';
 
 export interface Failure {
   where: string;
@@ -60,28 +59,6 @@ const CHECKPOINT_KEYS = new Set([
 ]);
 const NOT_YET = new Set<string>();
 const TOP_KEYS = new Set(['checkpoints', 'properties', 'push', 'collect', 'parse']);
-const PROPERTIES = new Set([
-  'reproducible',
-  'fold_equals_parse',
-  'immutable_rounds',
-  'header_matches_fold',
-  'records_well_formed',
-  'recollect_idempotent',
-  'every_line_a_record',
-  'cross_format',
-  'bundle',
-  'repack_keeps_structure',
-  'parts_keep_source_bytes',
-  'discovery_ignores_noise',
-  'pruned_sources_gone',
-  'records_match',
-  'push_follows_the_wire',
-  'removed_after_sent',
-  'view_covers_the_session',
-  'changes_leave_the_fold',
-  'provider_bodies_leave_the_fold',
-  'provider_bodies_rebuild',
-]);
 
 type Node = Extract<EntityFrame, { t: 'node' }>;
 
@@ -124,24 +101,22 @@ export class ScenarioChecker {
     for (const k of Object.keys(expect)) if (!TOP_KEYS.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: unknown key "${k}"`);
     const props = (expect.properties ?? {}) as Record<string, boolean>;
     for (const k of Object.keys(props))
-      if (!PROPERTIES.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: properties: unknown property "${k}"`);
+      if (!PROPERTY_NAMES.has(k)) throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: properties: unknown property "${k}"`);
+    for (const k of Object.keys(props))
+      if (typeof props[k] !== 'boolean')
+        throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: properties.${k}: must be true or false, got ${JSON.stringify(props[k])}`);
     const roots = new Map<Format, { dir: string; session: string }>();
     for (const format of this.opts.formats) {
       const r = this.checkFormat(scn, expect, props, format);
       results.push(r.result);
       roots.set(format, { dir: r.result.dir!, session: r.session });
     }
-    if (this.opts.formats.length > 1 && props.cross_format !== false) {
+    if (this.opts.formats.length > 1) {
       const [a, b] = [...roots.values()];
-      const shape = (x: { dir: string; session: string }) =>
-        Object.fromEntries(
-          foldView(x.dir, x.session).nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs, ref: n.ref, refs: n.refs })]),
-        );
-      const sa = shape(a!),
-        sb = shape(b!);
-      const failures: Failure[] = [];
-      for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)]))
-        if (sa[id] !== sb[id]) failures.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
+      const failures = [
+        ...judge('cross_format', props.cross_format !== false, crossFormatViolations(a!, b!)),
+        ...judge('records_match', props.records_match !== false, recordsMatchViolations(a!, b!)),
+      ];
       results.push({ scenario: scn.name, format: 'all', status: failures.length ? 'failed' : 'passed', failures: failures.slice(0, 20), unchecked: [] });
     }
     if (expect.push !== undefined) {
@@ -175,7 +150,6 @@ export class ScenarioChecker {
     const session = full.session;
     const order = [...full.checkpoints.filter((c) => checkpoints[c] !== undefined || true), 'final'];
     for (const name of Object.keys(checkpoints)) if (!order.includes(name)) throw new Error(`${this.file}: checkpoint "${name}" is not in the scenario`);
-    let lost = false;
     for (const cp of order) {
       const built = root.build(cp === 'final' ? undefined : cp);
       for (const e of built.collect?.errors ?? []) fail(`${cp}: collect`, 'no error', `${e.where}: ${e.message}`);
@@ -218,6 +192,13 @@ export class ScenarioChecker {
           case 'nodes':
             for (const [id, spec] of Object.entries(want as Record<string, Record<string, unknown>>)) {
               const n = f.nodes.find((x) => x.id === sub(id));
+              if (spec.absent !== undefined) {
+                // `{absent: true}` says the node must not be there; `{absent: false}` only that it is.
+                if (Object.keys(spec).length > 1 || typeof spec.absent !== 'boolean')
+                  throw new Error(`${this.file.replace(/\.yaml$/, '.expect.yaml')}: checkpoints.${cp}.nodes.${id}: absent is true or false, alone`);
+                if (!!n === spec.absent) fail(`${where}.${id}`, spec.absent ? '(absent)' : '(present)', n ? '(present)' : '(absent)');
+                continue;
+              }
               if (!n) {
                 fail(`${where}.${id}`, spec, '(absent)');
                 continue;
@@ -326,116 +307,17 @@ export class ScenarioChecker {
               }
               chmodSync(target.path, 0o644);
               rmSync(target.path);
-              lost = true;
             }
             break;
         }
       }
     }
-    if (!lost) this.properties(scn, dir, session, format, props, root, fail);
+    // A root a person damaged is checked too: an expectation says by `false` what cannot hold on it.
+    for (const v of checkProperties({ scn, dir, session, format, root, at: CHECK_AT }, props)) fail(v.where, v.expected, v.got);
+    for (const name of Object.keys(props)) if (name in NOT_EVALUATED) unchecked.push(`properties.${name} (${NOT_EVALUATED[name]})`);
+    for (const k of scn.ignored) unchecked.push(`${k.path} (${k.reason})`);
     const status = failures.length ? 'failed' : unchecked.length ? 'incomplete' : 'passed';
     return { result: { scenario: scn.name, format, status, failures, unchecked, dir }, session };
-  }
-
-  private properties(
-    scn: Scenario,
-    dir: string,
-    session: string,
-    format: Format,
-    props: Record<string, boolean>,
-    root: ScenarioRoot,
-    fail: (w: string, e: unknown, g: unknown) => void,
-  ): void {
-    const on = (p: string) => props[p] !== false;
-    const copy = () => {
-      const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
-      cpSync(join(dir, session), join(d, session), { recursive: true });
-      rmSync(join(d, session, 'index'), { recursive: true, force: true });
-      return d;
-    };
-    const shape = (d: string) => {
-      const f = foldView(d, session);
-      const rels: Record<string, number> = {};
-      for (const r of f.relations) rels[r.type!] = (rels[r.type!] ?? 0) + 1;
-      return { nodes: Object.fromEntries(f.nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs })])), rels: canonical(rels) };
-    };
-    const temps: string[] = [];
-    try {
-      if (on('reproducible') || on('fold_equals_parse')) {
-        const a = copy(),
-          b = copy();
-        temps.push(a, b);
-        parseSession({ root: a, session, maxRoundBytes: 2 ** 40 });
-        parseSession({ root: b, session, maxRoundBytes: 2 ** 40 });
-        const bytes = (d: string) =>
-          readdirSync(roundsDir(d, session))
-            .sort()
-            .map((n) => readFileSync(join(roundsDir(d, session), n), 'utf8'));
-        if (on('reproducible') && canonical(bytes(a)) !== canonical(bytes(b))) fail('reproducible', 'identical rounds', 'different bytes');
-        if (on('fold_equals_parse')) {
-          const full = shape(a),
-            chain = shape(dir);
-          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(chain.nodes)]))
-            if (full.nodes[id] !== chain.nodes[id]) fail(`fold_equals_parse: ${id}`, full.nodes[id] ?? '(absent)', chain.nodes[id] ?? '(absent)');
-          if (full.rels !== chain.rels) fail('fold_equals_parse: relations', full.rels, chain.rels);
-          const one = copy();
-          temps.push(one);
-          parseSession({ root: one, session, maxRoundBytes: 1 });
-          const per = shape(one);
-          for (const id of new Set([...Object.keys(full.nodes), ...Object.keys(per.nodes)]))
-            if (full.nodes[id] !== per.nodes[id]) fail(`fold_equals_parse (1-byte budget): ${id}`, full.nodes[id] ?? '(absent)', per.nodes[id] ?? '(absent)');
-        }
-      }
-      if (on('immutable_rounds')) {
-        for (const n of readdirSync(roundsDir(dir, session)))
-          if ((statSync(join(roundsDir(dir, session), n)).mode & 0o222) !== 0) fail(`immutable_rounds: ${n}`, 'read-only', 'writable');
-        const v = verifyChains(dir, session);
-        for (const p of v.problems) fail('immutable_rounds', 'a chain that verifies', p);
-        if (parseSession({ root: dir, session, maxRoundBytes: 2 ** 40 }).status !== 'unchanged')
-          fail('immutable_rounds', 'a parse with nothing new writes nothing', 'a round was written');
-      }
-      if (on('header_matches_fold')) {
-        const f = foldView(dir, session);
-        const h = f.chain.fold.head!;
-        const count = (k: string) => f.nodes.filter((n) => n.kind === k).length;
-        const got = {
-          talks: count('talk'),
-          streams: count('stream'),
-          segments: count('segment'),
-          llm_calls: count('llm.call'),
-          unresolved: f.unresolved.filter((u) => u.state === 'open').length,
-        };
-        const head = { talks: h.talks, streams: h.streams, segments: h.segments, llm_calls: h.llm_calls, unresolved: h.unresolved };
-        if (canonical(got) !== canonical(head)) fail('header_matches_fold', head, got);
-      }
-      if (on('records_well_formed')) {
-        const allowed = new Set<string>(RECORD_KEY_ORDER);
-        for (const l of listLanded(dir, session))
-          for (const r of readSessionData(l.path).records)
-            for (const k of Object.keys(r)) if (!allowed.has(k)) fail(`records_well_formed: ${l.rel}`, [...allowed], k);
-      }
-      if (format === 'claude-code') {
-        if (on('recollect_idempotent')) {
-          const again = root.collectAgain();
-          if (again.landedRecords !== 0) fail('recollect_idempotent', 0, again.landedRecords);
-        }
-        if (on('every_line_a_record')) {
-          const bySrc = new Map<string, number>();
-          for (const l of listLanded(dir, session)) {
-            const { header, records } = readSessionData(l.path);
-            bySrc.set(header.src, (bySrc.get(header.src) ?? 0) + records.length);
-          }
-          const full = generate(scn, { at: CHECK_AT });
-          for (const [rel, content] of full.files) {
-            if (!rel.endsWith('.jsonl')) continue;
-            const lines = content.split('\n').filter((x) => x !== '').length;
-            if ((bySrc.get(rel) ?? 0) !== lines) fail(`every_line_a_record: ${rel}`, lines, bySrc.get(rel) ?? 0);
-          }
-        }
-      }
-    } finally {
-      for (const t of temps) rmSync(join(t, '..'), { recursive: true, force: true });
-    }
   }
 }
 

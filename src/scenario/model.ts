@@ -56,8 +56,16 @@ export type StepBody =
   | { system: { subtype: string; fields?: Record<string, unknown> } };
 export type Step = StepBody & { after?: number; checkpoint?: string; lost?: boolean };
 
+/** A key the scenario wrote that the generator does not act on yet: the check reports it, never drops it. */
+export interface IgnoredKey {
+  path: string;
+  reason: string;
+}
+
 export interface Scenario {
   name: string;
+  /** Keys accepted but not generated yet; a check over this scenario is `incomplete` naming each. */
+  ignored: IgnoredKey[];
   session?: string;
   project?: string;
   title?: string;
@@ -104,20 +112,33 @@ function result(v: unknown, path: string): ResultSpec {
   };
 }
 
-function child(v: unknown, path: string): ChildSpec {
+const NOT_GENERATED = {
+  provider_bodies: 'provider bodies are not generated',
+  system_prompt: 'a system prompt is written only into provider bodies, which are not generated',
+  tools: 'tools are written only into provider bodies, which are not generated',
+  changes: 'workspace changes are not generated',
+} as const;
+
+/** Notes each key the generator does not act on, with why; `provider_bodies: false` asks for nothing. */
+function noteIgnored(o: Record<string, unknown>, keys: (keyof typeof NOT_GENERATED)[], path: string, ignored: IgnoredKey[]): void {
+  for (const k of keys) if (o[k] !== undefined && o[k] !== false) ignored.push({ path: `${path}.${k}`, reason: NOT_GENERATED[k] });
+}
+
+function child(v: unknown, path: string, ignored: IgnoredKey[]): ChildSpec {
   const o = obj(v, path);
   allow(o, ['name', 'prompt', 'after', 'steps', 'notify', 'lost', 'system_prompt', 'tools'], path);
+  noteIgnored(o, ['system_prompt', 'tools'], path, ignored);
   return {
     name: str(o.name, `${path}.name`),
     prompt: str(o.prompt ?? '', `${path}.prompt`),
     after: dur(o.after, `${path}.after`),
-    steps: steps(o.steps ?? [], `${path}.steps`),
+    steps: steps(o.steps ?? [], `${path}.steps`, ignored),
     notify: o.notify as boolean | undefined,
     lost: o.lost as boolean | undefined,
   };
 }
 
-function call(v: unknown, path: string): CallSpec {
+function call(v: unknown, path: string, ignored: IgnoredKey[]): CallSpec {
   const o = obj(v, path);
   allow(o, ['thinking', 'text', 'tool', 'agent', 'skill', 'workflow', 'usage'], path);
   const c: CallSpec = {};
@@ -126,6 +147,7 @@ function call(v: unknown, path: string): CallSpec {
   if (o.tool !== undefined) {
     const t = obj(o.tool, `${path}.tool`);
     allow(t, ['id', 'name', 'input', 'result', 'changes'], `${path}.tool`);
+    noteIgnored(t, ['changes'], `${path}.tool`, ignored);
     c.tool = {
       id: t.id as string | undefined,
       name: str(t.name, `${path}.tool.name`),
@@ -134,14 +156,14 @@ function call(v: unknown, path: string): CallSpec {
       changes: t.changes as unknown[] | undefined,
     };
   }
-  if (o.agent !== undefined) c.agent = child(o.agent, `${path}.agent`);
+  if (o.agent !== undefined) c.agent = child(o.agent, `${path}.agent`, ignored);
   if (o.skill !== undefined) {
     const s = obj(o.skill, `${path}.skill`);
     allow(s, ['name', 'agent', 'steps', 'lost'], `${path}.skill`);
     c.skill = {
       name: str(s.name, `${path}.skill.name`),
       agent: str(s.agent, `${path}.skill.agent`),
-      steps: steps(s.steps ?? [], `${path}.skill.steps`),
+      steps: steps(s.steps ?? [], `${path}.skill.steps`, ignored),
       lost: s.lost as boolean | undefined,
     };
   }
@@ -150,7 +172,7 @@ function call(v: unknown, path: string): CallSpec {
     allow(w, ['name', 'children'], `${path}.workflow`);
     c.workflow = {
       name: str(w.name, `${path}.workflow.name`),
-      children: ((w.children as unknown[]) ?? []).map((x, i) => child(x, `${path}.workflow.children[${i}]`)),
+      children: ((w.children as unknown[]) ?? []).map((x, i) => child(x, `${path}.workflow.children[${i}]`, ignored)),
     };
   }
   const kinds = ['tool', 'agent', 'skill', 'workflow'].filter((k) => o[k] !== undefined);
@@ -163,7 +185,7 @@ function call(v: unknown, path: string): CallSpec {
   return c;
 }
 
-export function steps(v: unknown, path: string): Step[] {
+export function steps(v: unknown, path: string, ignored: IgnoredKey[]): Step[] {
   if (!Array.isArray(v)) throw new ScenarioError('must be a list of steps', path);
   return v.map((raw, i) => {
     const p = `${path}[${i}]`;
@@ -187,7 +209,7 @@ export function steps(v: unknown, path: string): Step[] {
         step.replay = Number(b);
         break;
       case 'call':
-        step.call = call(b, `${p}.call`);
+        step.call = call(b, `${p}.call`, ignored);
         break;
       case 'queued': {
         const q = obj(b, `${p}.queued`);
@@ -232,12 +254,15 @@ export function steps(v: unknown, path: string): Step[] {
 export function parseScenario(doc: unknown, name: string): Scenario {
   const o = obj(doc, name);
   for (const k of Object.keys(o)) if (!TOP_KEYS.has(k)) throw new ScenarioError(`unknown key "${k}"`, name);
+  const ignored: IgnoredKey[] = [];
+  noteIgnored(o, ['provider_bodies', 'system_prompt', 'tools'], name, ignored);
   return {
     name,
+    ignored,
     session: o.session as string | undefined,
     project: o.project as string | undefined,
     title: o.title as string | undefined,
     interval: dur(o.interval, `${name}.interval`) ?? 1000,
-    steps: steps(o.steps, `${name}.steps`),
+    steps: steps(o.steps, `${name}.steps`, ignored),
   };
 }

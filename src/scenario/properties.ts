@@ -1,0 +1,296 @@
+/**
+ * The chain properties a scenario check runs at the end, each as a function that lists the ways
+ * it does not hold. The checker judges them both ways: `true` fails on any violation, `false`
+ * fails when there is none, and a property this build cannot evaluate is never judged at all.
+ */
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonical } from '../formats/session-flow/encode.js';
+import { readSessionData } from '../formats/session-data/decode.js';
+import { RECORD_KEY_ORDER } from '../formats/session-data/types.js';
+import type { EntityFrame } from '../formats/session-flow/types.js';
+import { loadChain, roundsDir } from '../storage/chain.js';
+import { listLanded } from '../storage/landed-files.js';
+import { verifyChains } from '../storage/verify-chain.js';
+import { parseSession } from '../processors/assembler/parse.js';
+import { generate } from './generate.js';
+import { viewCoverage } from './view-coverage.js';
+import { repackKeepsStructure } from './repack-check.js';
+import type { Scenario } from './model.js';
+import type { Format, ScenarioRoot } from './run.js';
+
+export interface Violation {
+  where: string;
+  expected: unknown;
+  got: unknown;
+}
+
+/** Rewrites every round of a session from its landed files; a seam so a test can make a parse differ. */
+export type Reparse = (root: string, session: string, maxRoundBytes: number) => void;
+
+export interface PropertyContext {
+  scn: Scenario;
+  dir: string;
+  session: string;
+  format: Format;
+  root: Pick<ScenarioRoot, 'collectAgain'>;
+  /** The base time the scenario was built at. */
+  at: number;
+  reparse?: Reparse;
+}
+
+type Evaluator = (ctx: PropertyContext, scratch: Scratch) => Violation[];
+
+/** The formats a property means something in: the runtime-only ones have no source files in `sd`. */
+interface Evaluated {
+  formats: readonly Format[];
+  evaluate: Evaluator;
+}
+
+/** Scratch copies of a session's landed files, removed when the properties are done. */
+class Scratch {
+  private readonly dirs: string[] = [];
+
+  /** A copy of the landed files and rounds, without the derived index. */
+  copy(dir: string, session: string): string {
+    const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
+    this.dirs.push(d);
+    cpSync(join(dir, session), join(d, session), { recursive: true });
+    rmSync(join(d, session, 'index'), { recursive: true, force: true });
+    return d;
+  }
+
+  dispose(): void {
+    for (const d of this.dirs) rmSync(join(d, '..'), { recursive: true, force: true });
+  }
+}
+
+const fullParse: Reparse = (root, session, maxRoundBytes) => void parseSession({ root, session, maxRoundBytes });
+
+type Node = Extract<EntityFrame, { t: 'node' }>;
+
+/** The fold's nodes by id (kind, parent, attrs) and its relation counts by type, canonical. */
+function foldShape(root: string, session: string): { nodes: Record<string, string>; rels: string } {
+  const all = [...loadChain(root, session).fold.entities.values()];
+  const rels: Record<string, number> = {};
+  for (const r of all) if (r.t === 'relation') rels[r.type!] = (rels[r.type!] ?? 0) + 1;
+  const nodes = all.filter((e): e is Node => e.t === 'node');
+  return { nodes: Object.fromEntries(nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs })])), rels: canonical(rels) };
+}
+
+function compareShapes(where: string, want: ReturnType<typeof foldShape>, got: ReturnType<typeof foldShape>): Violation[] {
+  const out: Violation[] = [];
+  for (const id of new Set([...Object.keys(want.nodes), ...Object.keys(got.nodes)]))
+    if (want.nodes[id] !== got.nodes[id]) out.push({ where: `${where}: ${id}`, expected: want.nodes[id] ?? '(absent)', got: got.nodes[id] ?? '(absent)' });
+  if (want.rels !== got.rels) out.push({ where: `${where}: relations`, expected: want.rels, got: got.rels });
+  return out;
+}
+
+const roundBytes = (d: string, session: string) =>
+  readdirSync(roundsDir(d, session))
+    .sort()
+    .map((n) => readFileSync(join(roundsDir(d, session), n), 'utf8'));
+
+const reproducible: Evaluator = (ctx, scratch) => {
+  const parse = ctx.reparse ?? fullParse;
+  const [a, b] = [scratch.copy(ctx.dir, ctx.session), scratch.copy(ctx.dir, ctx.session)];
+  parse(a, ctx.session, 2 ** 40);
+  parse(b, ctx.session, 2 ** 40);
+  return canonical(roundBytes(a, ctx.session)) === canonical(roundBytes(b, ctx.session))
+    ? []
+    : [{ where: 'reproducible', expected: 'identical rounds from two parses', got: 'different bytes' }];
+};
+
+/** Folding the chain equals one full parse of the landed files, under any round budget. */
+const foldEqualsParse: Evaluator = (ctx, scratch) => {
+  const parse = ctx.reparse ?? fullParse;
+  const one = scratch.copy(ctx.dir, ctx.session);
+  parse(one, ctx.session, 2 ** 40);
+  const full = foldShape(one, ctx.session);
+  const tiny = scratch.copy(ctx.dir, ctx.session);
+  parse(tiny, ctx.session, 1);
+  return [
+    ...compareShapes('fold_equals_parse', full, foldShape(ctx.dir, ctx.session)),
+    ...compareShapes('fold_equals_parse (1-byte budget)', full, foldShape(tiny, ctx.session)),
+  ];
+};
+
+const LANDED_FILE_PROBLEM = /which is not on disk$|the input digest recomputed from landed files/;
+
+/** Rounds are read-only, link into a chain, and a parse with nothing new writes nothing. */
+const immutableRounds: Evaluator = (ctx) => {
+  const out: Violation[] = [];
+  const dir = roundsDir(ctx.dir, ctx.session);
+  for (const n of readdirSync(dir))
+    if ((statSync(join(dir, n)).mode & 0o222) !== 0) out.push({ where: `immutable_rounds: ${n}`, expected: 'read-only', got: 'writable' });
+  // What a round says about landed files (one missing, its input digest) is evidence, which `verify` checks: not a changed round.
+  for (const p of verifyChains(ctx.dir, ctx.session).problems)
+    if (!LANDED_FILE_PROBLEM.test(p)) out.push({ where: 'immutable_rounds', expected: 'a chain that verifies', got: p });
+  if (parseSession({ root: ctx.dir, session: ctx.session, maxRoundBytes: 2 ** 40 }).status !== 'unchanged')
+    out.push({ where: 'immutable_rounds', expected: 'a parse with nothing new writes nothing', got: 'a round was written' });
+  return out;
+};
+
+const headerMatchesFold: Evaluator = (ctx) => {
+  const chain = loadChain(ctx.dir, ctx.session);
+  const all = [...chain.fold.entities.values()];
+  const h = chain.fold.head;
+  const count = (k: string) => all.filter((n) => n.t === 'node' && n.kind === k).length;
+  const got = {
+    talks: count('talk'),
+    streams: count('stream'),
+    segments: count('segment'),
+    llm_calls: count('llm.call'),
+    unresolved: all.filter((u) => u.t === 'unresolved' && u.state === 'open').length,
+  };
+  const head = h && { talks: h.talks, streams: h.streams, segments: h.segments, llm_calls: h.llm_calls, unresolved: h.unresolved };
+  return canonical(got) === canonical(head ?? null) ? [] : [{ where: 'header_matches_fold', expected: head ?? '(no head round)', got }];
+};
+
+const recordsWellFormed: Evaluator = (ctx) => {
+  const allowed = new Set<string>(RECORD_KEY_ORDER);
+  const out: Violation[] = [];
+  for (const l of listLanded(ctx.dir, ctx.session))
+    for (const r of readSessionData(l.path).records)
+      for (const k of Object.keys(r)) if (!allowed.has(k)) out.push({ where: `records_well_formed: ${l.rel}`, expected: [...allowed], got: k });
+  return out;
+};
+
+const recollectIdempotent: Evaluator = (ctx) => {
+  const again = ctx.root.collectAgain();
+  return again.landedRecords === 0 ? [] : [{ where: 'recollect_idempotent', expected: 0, got: again.landedRecords }];
+};
+
+/** Every line of every generated transcript is one landed record, counted per source file. */
+const everyLineARecord: Evaluator = (ctx) => {
+  const bySrc = new Map<string, number>();
+  for (const l of listLanded(ctx.dir, ctx.session)) {
+    const { header, records } = readSessionData(l.path);
+    bySrc.set(header.src, (bySrc.get(header.src) ?? 0) + records.length);
+  }
+  const out: Violation[] = [];
+  for (const [rel, content] of generate(ctx.scn, { at: ctx.at }).files) {
+    if (!rel.endsWith('.jsonl')) continue;
+    const lines = content.split('\n').filter((x) => x !== '').length;
+    if ((bySrc.get(rel) ?? 0) !== lines) out.push({ where: `every_line_a_record: ${rel}`, expected: lines, got: bySrc.get(rel) ?? 0 });
+  }
+  return out;
+};
+
+const BOTH: readonly Format[] = ['claude-code', 'sd'];
+const RUNTIME: readonly Format[] = ['claude-code'];
+
+/** The properties this build evaluates. `cross_format` compares two roots and is judged by the checker. */
+export const EVALUATED: Readonly<Record<string, Evaluated>> = {
+  reproducible: { formats: BOTH, evaluate: reproducible },
+  fold_equals_parse: { formats: BOTH, evaluate: foldEqualsParse },
+  immutable_rounds: { formats: BOTH, evaluate: immutableRounds },
+  header_matches_fold: { formats: BOTH, evaluate: headerMatchesFold },
+  records_well_formed: { formats: BOTH, evaluate: recordsWellFormed },
+  recollect_idempotent: { formats: RUNTIME, evaluate: recollectIdempotent },
+  every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
+  view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
+  repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
+};
+
+/** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
+export const NOT_EVALUATED: Readonly<Record<string, string>> = {
+  bundle: 'no bundle command',
+  parts_keep_source_bytes: 'landed parts are not compared with source bytes',
+  discovery_ignores_noise: 'the build plants no noise beside a session',
+  pruned_sources_gone: 'no pruning check',
+  push_follows_the_wire: 'the push is checked by push.kinds only',
+  removed_after_sent: 'no removal of _scenario sessions',
+  changes_leave_the_fold: 'workspace changes are not generated',
+  provider_bodies_leave_the_fold: 'provider bodies are not generated',
+  provider_bodies_rebuild: 'provider bodies are not generated',
+};
+
+/** Judged once over the two formats' roots, in the `all` result. */
+export const CROSS_FORMAT = ['cross_format', 'records_match'] as const;
+
+export const PROPERTY_NAMES: ReadonlySet<string> = new Set([...Object.keys(EVALUATED), ...CROSS_FORMAT, ...Object.keys(NOT_EVALUATED)]);
+
+/**
+ * Judges a property both ways: wanted, each violation is a failure; wanted not to hold, a
+ * property with no violation is one failure saying so.
+ */
+export function judge(name: string, want: boolean, violations: Violation[]): Violation[] {
+  if (want) return violations;
+  return violations.length ? [] : [{ where: name, expected: 'does not hold (set false)', got: 'holds' }];
+}
+
+/** One evaluated property's violations over a root, on its own scratch copies. */
+export function evaluateProperty(name: string, ctx: PropertyContext): Violation[] {
+  const p = EVALUATED[name];
+  if (!p) throw new Error(`"${name}" is not a property this build evaluates`);
+  const scratch = new Scratch();
+  try {
+    return p.evaluate(ctx, scratch);
+  } finally {
+    scratch.dispose();
+  }
+}
+
+/**
+ * Runs every evaluated property that applies to this format, default on, and judges each by
+ * `props` (a name set false must not hold). Returns the failures.
+ */
+export function checkProperties(ctx: PropertyContext, props: Record<string, boolean>): Violation[] {
+  const scratch = new Scratch();
+  const out: Violation[] = [];
+  try {
+    for (const [name, p] of Object.entries(EVALUATED)) {
+      if (!p.formats.includes(ctx.format)) continue;
+      out.push(...judge(name, props[name] !== false, p.evaluate(ctx, scratch)));
+    }
+  } finally {
+    scratch.dispose();
+  }
+  return out;
+}
+
+/** Two formats' folds node by node: kind, parent, attributes and refs must agree. */
+export function crossFormatViolations(a: { dir: string; session: string }, b: { dir: string; session: string }): Violation[] {
+  const shape = (x: { dir: string; session: string }) =>
+    Object.fromEntries(
+      [...loadChain(x.dir, x.session).fold.entities.values()]
+        .filter((e): e is Node => e.t === 'node')
+        .map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs, ref: n.ref, refs: n.refs })]),
+    );
+  const sa = shape(a),
+    sb = shape(b);
+  const out: Violation[] = [];
+  for (const id of new Set([...Object.keys(sa), ...Object.keys(sb)]))
+    if (sa[id] !== sb[id]) out.push({ where: `cross_format: ${id}`, expected: sa[id] ?? '(absent)', got: sb[id] ?? '(absent)' });
+  return out;
+}
+
+/** Each landed file group's records in order, keyed by what the header says the group holds. */
+function landedRecords(x: { dir: string; session: string }): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const l of listLanded(x.dir, x.session)) {
+    const { header, records } = readSessionData(l.path);
+    const key = `${header.kind} ${header.src}${header.stream ? ` stream ${header.stream}` : ''}${header.batch ? ` run ${header.batch}` : ''}`;
+    (out.get(key) ?? out.set(key, []).get(key)!).push(...records.map((r) => canonical(r)));
+  }
+  return out;
+}
+
+/** The runtime's adapter and the sd writer land the same evidence: every record, field by field, in order. */
+export function recordsMatchViolations(a: { dir: string; session: string }, b: { dir: string; session: string }): Violation[] {
+  const [ra, rb] = [landedRecords(a), landedRecords(b)];
+  const out: Violation[] = [];
+  for (const k of new Set([...ra.keys(), ...rb.keys()])) {
+    const [x, y] = [ra.get(k) ?? [], rb.get(k) ?? []];
+    const i = x.findIndex((r, n) => r !== y[n]);
+    if (x.length !== y.length || i >= 0)
+      out.push({
+        where: `records_match: ${k}${i >= 0 ? ` record ${i + 1}` : ''}`,
+        expected: i >= 0 ? x[i] : `${x.length} records`,
+        got: i >= 0 ? (y[i] ?? '(absent)') : `${y.length} records`,
+      });
+  }
+  return out;
+}

@@ -1,0 +1,248 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { appendFileSync, chmodSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { readSessionData } from '../../src/formats/session-data/decode.js';
+import { decodeRound } from '../../src/formats/session-flow/decode.js';
+import { encodeRound } from '../../src/formats/session-flow/encode.js';
+import { parseSession } from '../../src/processors/assembler/parse.js';
+import { CHECK_AT, ScenarioChecker } from '../../src/scenario/check.js';
+import { generate } from '../../src/scenario/generate.js';
+import { parseScenario } from '../../src/scenario/model.js';
+import {
+  crossFormatViolations,
+  recordsMatchViolations,
+  EVALUATED,
+  evaluateProperty,
+  judge,
+  NOT_EVALUATED,
+  type PropertyContext,
+} from '../../src/scenario/properties.js';
+import { ScenarioRoot, type Format } from '../../src/scenario/run.js';
+import { listLanded } from '../../src/storage/landed-files.js';
+import { listRounds } from '../../src/storage/chain.js';
+import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+
+afterAll(cleanupTemp);
+
+/** A person asks, a tool runs, a helper agent reports: enough for every property to have something to hold over. */
+const SCENARIO = {
+  steps: [
+    { input: 'run the build' },
+    { call: { text: 'Building.', tool: { id: 't1', name: 'Bash', input: { command: 'make' }, result: { text: 'built' } } } },
+    { call: { agent: { name: 'helper', prompt: 'check it', steps: [{ call: { text: 'Checked.' } }], notify: true } } },
+    { call: { text: 'Built and checked.' } },
+  ],
+};
+
+function builtRoot(format: Format, doc: unknown = SCENARIO, name = 'props'): PropertyContext {
+  const scn = parseScenario(doc, name);
+  const root = new ScenarioRoot(join(tempDir(), format), format, scn, CHECK_AT);
+  root.build();
+  root.parse();
+  return { scn, dir: root.dir, session: generate(scn, { at: CHECK_AT }).session, format, root, at: CHECK_AT };
+}
+
+const writable = (path: string) => chmodSync(path, 0o644);
+
+/** Deletes the helper agent's landed transcript, after the round bound to it, as `lose` does. */
+function loseHelperTranscript(ctx: PropertyContext): void {
+  const f = listLanded(ctx.dir, ctx.session).find((l) => {
+    const h = readSessionData(l.path).header;
+    return h.kind === 'transcript' && h.stream !== 'main';
+  })!;
+  writable(f.path);
+  rmSync(f.path);
+}
+
+/** Breaks one property on a root, the way a bug in that part would. */
+const BREAK: Record<string, (ctx: PropertyContext) => void> = {
+  // A parse whose rounds depend on something besides the landed files: here, a changing budget.
+  reproducible: (ctx) => {
+    let calls = 0;
+    ctx.reparse = (root, session) => void parseSession({ root, session, maxRoundBytes: calls++ === 0 ? 2 ** 40 : 1 });
+  },
+  // The chain no longer folds to what the landed files say once one of them is gone.
+  fold_equals_parse: (ctx) => {
+    loseHelperTranscript(ctx);
+  },
+  immutable_rounds: (ctx) => writable(listRounds(ctx.dir, ctx.session)[0]!.path),
+  // The head round's header counts a talk its frames do not hold.
+  header_matches_fold: (ctx) => {
+    const head = listRounds(ctx.dir, ctx.session).at(-1)!;
+    const round = decodeRound(readFileSync(head.path, 'utf8'), head.path);
+    writable(head.path);
+    writeFileSync(head.path, encodeRound({ ...round.header, talks: round.header.talks + 1 }, round.frames).text);
+  },
+  // A landed record carrying a field the format gives no purpose to, its closing digest made right again.
+  records_well_formed: (ctx) => {
+    const f = listLanded(ctx.dir, ctx.session)[0]!;
+    const lines = readFileSync(f.path, 'utf8').split('\n').slice(0, -2);
+    lines[1] = JSON.stringify({ ...JSON.parse(lines[1]!), colour: 'red' });
+    const body = lines.map((l) => l + '\n').join('');
+    const digest = createHash('sha256').update(body).digest('hex');
+    writable(f.path);
+    writeFileSync(f.path, body + JSON.stringify({ t: 'end', records: lines.length - 1, digest }) + '\n');
+  },
+  // The session keeps growing after the build: a second collect has something new to land.
+  recollect_idempotent: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    appendFileSync(
+      join(ctx.dir, '_source', 'projects', main),
+      JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-1', sessionId: ctx.session }) + '\n',
+    );
+  },
+  // A landed file gone: the document says incomplete and no longer lists it.
+  view_covers_the_session: (ctx) => {
+    const f = listLanded(ctx.dir, ctx.session)[0]!;
+    writable(f.path);
+    rmSync(f.path);
+  },
+  // A landed file gone after the round bound to it: the re-cut root cannot hold what the chain names.
+  repack_keeps_structure: (ctx) => {
+    loseHelperTranscript(ctx);
+  },
+  every_line_a_record: (ctx) => {
+    loseHelperTranscript(ctx);
+  },
+};
+
+describe('every evaluated property can fail both ways', () => {
+  test('the table of breaks covers every evaluated property', () => {
+    expect(Object.keys(BREAK).sort()).toEqual(Object.keys(EVALUATED).sort());
+  });
+
+  for (const name of Object.keys(EVALUATED))
+    for (const format of EVALUATED[name]!.formats)
+      test(`${name} (${format}): true fails once it is broken, false fails while it holds`, () => {
+        const ctx = builtRoot(format);
+        const holding = evaluateProperty(name, ctx);
+        expect(holding).toEqual([]);
+        expect(judge(name, true, holding)).toEqual([]);
+        expect(judge(name, false, holding)).toEqual([{ where: name, expected: 'does not hold (set false)', got: 'holds' }]);
+
+        BREAK[name]!(ctx);
+        const broken = evaluateProperty(name, ctx);
+        expect(broken.length).toBeGreaterThan(0);
+        expect(broken.every((v) => v.where.startsWith(name))).toBe(true);
+        expect(judge(name, true, broken)).toEqual(broken);
+        expect(judge(name, false, broken)).toEqual([]);
+      });
+
+  test('cross_format: the same scenario agrees across formats, two different ones do not', () => {
+    const cc = builtRoot('claude-code'),
+      sd = builtRoot('sd');
+    const agree = crossFormatViolations(cc, sd);
+    expect(agree).toEqual([]);
+    expect(judge('cross_format', false, agree)).toHaveLength(1);
+    const other = builtRoot('sd', { session: cc.session, steps: SCENARIO.steps.slice(0, 2) }, 'shorter');
+    const differ = crossFormatViolations(cc, other);
+    expect(differ.length).toBeGreaterThan(0);
+    expect(judge('cross_format', true, differ)).toEqual(differ);
+    expect(judge('cross_format', false, differ)).toEqual([]);
+  });
+
+  test('records_match: the two formats land the same records field by field; a different scenario does not', () => {
+    const cc = builtRoot('claude-code'),
+      sd = builtRoot('sd');
+    const agree = recordsMatchViolations(cc, sd);
+    expect(agree).toEqual([]);
+    expect(judge('records_match', false, agree)).toHaveLength(1);
+    // The same steps with another tool result: one record differs, and is named.
+    const changed = structuredClone(SCENARIO);
+    (changed.steps[1] as { call: { tool: { result: { text: string } } } }).call.tool.result.text = 'failed to build';
+    const differ = recordsMatchViolations(cc, builtRoot('sd', { ...changed }, 'props'));
+    expect(differ).toHaveLength(1);
+    expect(differ[0]!.where).toMatch(/^records_match: transcript .* stream main record \d+$/);
+    expect(judge('records_match', true, differ)).toEqual(differ);
+    expect(judge('records_match', false, differ)).toEqual([]);
+  });
+});
+
+/** Writes NAME.yaml and NAME.expect.yaml into a fresh directory and checks them. */
+function check(expectation: unknown, scenario: unknown = SCENARIO, formats: Format[] = ['claude-code', 'sd']) {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'case.yaml'), stringify(scenario));
+  writeFileSync(join(dir, 'case.expect.yaml'), stringify(expectation));
+  return new ScenarioChecker(join(dir, 'case.yaml'), { formats }).run();
+}
+
+describe('scenario check judges what an expectation names', () => {
+  test('a property set false on a root where it holds fails the scenario, in each format', () => {
+    const results = check({ properties: { header_matches_fold: false, cross_format: false, records_match: false } });
+    expect(results.map((r) => [r.format, r.status])).toEqual([
+      ['claude-code', 'failed'],
+      ['sd', 'failed'],
+      ['all', 'failed'],
+    ]);
+    expect(results[0]!.failures.map((f) => f.where)).toEqual(['claude-code: header_matches_fold']);
+    expect(results[2]!.failures.map((f) => f.where)).toEqual(['cross_format', 'records_match']);
+  });
+
+  test('a lost file: the properties that cannot hold are asserted false, and pass so', () => {
+    const results = check({
+      checkpoints: { final: { lose: [{ stream: 'helper', kind: 'transcript' }] } },
+      properties: { fold_equals_parse: false, every_line_a_record: false, view_covers_the_session: false, repack_keeps_structure: false },
+    });
+    expect(results.filter((r) => r.format !== 'all').map((r) => [r.format, r.status, r.failures])).toEqual([
+      ['claude-code', 'passed', []],
+      ['sd', 'passed', []],
+    ]);
+    // Said true instead, the same root fails them: a lost file is not skipped over.
+    const wrong = check({ checkpoints: { final: { lose: [{ stream: 'helper', kind: 'transcript' }] } } }, SCENARIO, ['claude-code']);
+    expect(wrong[0]!.status).toBe('failed');
+    expect(new Set(wrong[0]!.failures.map((f) => f.where.split(': ')[1]!.split(' ')[0]))).toEqual(
+      new Set(['fold_equals_parse', 'every_line_a_record', 'view_covers_the_session', 'repack_keeps_structure']),
+    );
+  });
+
+  test.each(Object.keys(NOT_EVALUATED))('%s, named true or false, makes the scenario incomplete by name, never passed', (name) => {
+    for (const want of [true, false]) {
+      const [r] = check({ properties: { [name]: want } }, SCENARIO, ['sd']);
+      expect(r!.status).toBe('incomplete');
+      expect(r!.unchecked).toEqual([`properties.${name} (${NOT_EVALUATED[name]})`]);
+    }
+  });
+
+  test('scenario keys the generator does not act on make the check incomplete with the reason', () => {
+    const doc = {
+      provider_bodies: true,
+      system_prompt: 'You build things.',
+      tools: [{ name: 'Bash', description: 'Runs a command.' }],
+      steps: [
+        { input: 'go' },
+        { call: { tool: { id: 'e1', name: 'Edit', input: {}, result: { text: 'ok' }, changes: [{ path: 'a.txt' }] } } },
+        { call: { agent: { name: 'helper', prompt: 'p', system_prompt: 'You help.', steps: [{ call: { text: 'ok' } }] } } },
+      ],
+    };
+    const [r] = check({}, doc, ['sd']);
+    expect(r!.status).toBe('incomplete');
+    expect(r!.unchecked.map((u) => u.split(' (')[0])).toEqual([
+      'case.provider_bodies',
+      'case.system_prompt',
+      'case.tools',
+      'case.steps[1].call.tool.changes',
+      'case.steps[2].call.agent.system_prompt',
+    ]);
+    // provider_bodies: false asks for nothing the generator lacks.
+    expect(check({}, { provider_bodies: false, steps: [{ input: 'go' }] }, ['sd'])[0]!.status).toBe('passed');
+  });
+
+  test('a node expectation {absent: true} fails when the node is there; {absent: false} fails when it is not', () => {
+    const node = (spec: unknown) => check({ checkpoints: { final: { nodes: { 'tool/t1': spec, 'tool/none': { absent: true } } } } }, SCENARIO, ['sd'])[0]!;
+    expect(node({ absent: false }).status).toBe('passed');
+    const wrong = node({ absent: true });
+    expect(wrong.status).toBe('failed');
+    expect(wrong.failures).toEqual([{ where: 'sd: final.nodes.tool/t1', expected: '(absent)', got: '(present)' }]);
+    const missing = check({ checkpoints: { final: { nodes: { 'tool/none': { absent: false } } } } }, SCENARIO, ['sd'])[0]!;
+    expect(missing.failures).toEqual([{ where: 'sd: final.nodes.tool/none', expected: '(present)', got: '(absent)' }]);
+    expect(() => node({ absent: true, kind: 'tool' })).toThrow(/nodes\.tool\/t1: absent is true or false, alone/);
+  });
+
+  test('a property given anything but true or false is an error naming it', () => {
+    expect(() => check({ properties: { reproducible: 'yes' } }, SCENARIO, ['sd'])).toThrow(/properties\.reproducible: must be true or false, got "yes"/);
+  });
+});
