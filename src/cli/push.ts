@@ -46,6 +46,8 @@ export async function runPush(o: PushOpts, io: Io): Promise<number> {
   const report = (p: Awaited<ReturnType<typeof pushPass>>) => {
     io.out(o.json ? JSON.stringify({ exporter: p.id, ...p.push, ...(p.derived ? { derived: p.derived } : {}) }) : `${p.id}: ${formatPush(p.push)}`);
     for (const x of p.push.problems) io.err(`aszcol: ${p.id}: ${x}`);
+    // Taken, so neither a problem nor resent; said once here, and listed by `aszcol verify` from push.state.
+    for (const x of p.push.rejected.reasons) io.err(`aszcol: ${p.id}: taken with a partial success, its files recorded as rejected: ${x}`);
   };
   try {
     return await loop();

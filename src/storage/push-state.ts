@@ -21,6 +21,21 @@
  * again. When the appended `endpoint` lines outnumber the endpoints by far, the file is
  * rewritten whole, grouped by endpoint, atomically.
  *
+ * A receiver that answers a partial success has taken the request (OTLP says not to send it
+ * again) while rejecting some of its records without saying which. Its files are recorded as
+ * pushed, and each also gets asz 0.6's `rejected <path>` line, after a `reason <text>` line with
+ * the receiver's words (asz passes over a line kind it does not know, so its reader still reads
+ * the file):
+ *
+ * ```text
+ * endpoint grpc://127.0.0.1:11800
+ * pushed <session>/streams/main/transcript-….sd 9f2c…
+ * reason the receiver rejected 1 of the request's log records: digest mismatch
+ * rejected <session>/streams/main/transcript-….sd
+ * ```
+ *
+ * A `reason` holds for the `rejected` lines below it, up to the next `reason` or `endpoint` line.
+ *
  * A spool file removed once every receiver took it (spool-removal.ts) is forgotten here too,
  * for every endpoint, but only after it is gone: forgetting a file that is still there would send
  * it again.
@@ -46,6 +61,26 @@ export interface PushedFile {
   digest: string;
 }
 
+/** Files a receiver took in a request it answered with a partial success. */
+export interface Rejection {
+  /** The receiver's words (its error message and count), on one line. */
+  reason: string;
+  files: readonly string[];
+}
+
+/** One file a receiver rejected, as push.state lists it. */
+export interface RejectedFile {
+  endpoint: string;
+  rel: string;
+  reason: string;
+}
+
+/** A reason as one line of bounded length: a receiver's message is not ours to trust. */
+export function reasonLine(text: string): string {
+  const one = text.replace(/\p{Cc}+/gu, ' ').trim() || 'no reason given';
+  return one.length > 500 ? `${one.slice(0, 497)}...` : one;
+}
+
 /** A push.state that does not read. */
 export class PushStateError extends AszError {
   constructor(file: string, line: number, reason: string) {
@@ -57,6 +92,8 @@ export class PushState {
   readonly path: string;
   private readonly lockPath: string;
   private readonly byEndpoint = new Map<string, Map<string, string>>();
+  /** Per endpoint: rejected file → the receiver's reason. */
+  private readonly rejectedBy = new Map<string, Map<string, string>>();
   /** `endpoint` lines in the file, against distinct endpoints: decides when to rewrite. */
   private endpointLines = 0;
   /** The file's size as last read or written by us: a different size means another writer. */
@@ -83,17 +120,49 @@ export class PushState {
     return [...this.byEndpoint.keys()];
   }
 
-  /** Records files as sent to `endpoint`, durably, before returning. */
-  record(endpoint: string, files: readonly PushedFile[]): void {
+  /** Files `endpoint` took while rejecting some of their records: path → reason. */
+  rejected(endpoint: string): ReadonlyMap<string, string> {
+    this.refresh();
+    return this.rejectedBy.get(endpoint) ?? new Map();
+  }
+
+  /** Every rejected file of every endpoint, in the order the file lists them. */
+  allRejected(): RejectedFile[] {
+    this.refresh();
+    const out: RejectedFile[] = [];
+    for (const [endpoint, m] of this.rejectedBy) for (const [rel, reason] of m) out.push({ endpoint, rel, reason });
+    return out;
+  }
+
+  /** The lines one request appends: its endpoint, its files, and its rejection if it had one. */
+  private appendText(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): string {
+    let text = this.knownSize <= 0 ? 'schema 1\n' : '';
+    text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
+    if (rejection?.files.length) text += `reason ${reasonLine(rejection.reason)}\n` + rejection.files.map((rel) => `rejected ${rel}\n`).join('');
+    return text;
+  }
+
+  /** What an append means in memory, once it is durable. */
+  private noteAppended(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): void {
+    this.endpointLines++;
+    const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
+    for (const f of files) m.set(f.rel, f.digest);
+    if (rejection?.files.length) {
+      const r = this.rejectedBy.get(endpoint) ?? this.rejectedBy.set(endpoint, new Map()).get(endpoint)!;
+      for (const rel of rejection.files) r.set(rel, reasonLine(rejection.reason));
+    }
+  }
+
+  /** Records files as sent to `endpoint`, durably, before returning; `rejection`: the files of them the receiver took with a partial success. */
+  record(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): void {
     if (files.length === 0) return;
     for (const f of files) checkEntry(f);
+    checkRejection(files, rejection);
     if (/\s/.test(endpoint)) throw new AszError(`an endpoint with white space cannot be recorded: ${JSON.stringify(endpoint)}`, this.path);
     this.locked(() => {
       this.refresh();
       this.dropTornTail();
-      let text = '';
-      if (this.knownSize <= 0) text += 'schema 1\n';
-      text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
+      const text = this.appendText(endpoint, files, rejection);
       const fd = openSync(this.path, 'a', 0o644);
       try {
         const buf = Buffer.from(text, 'utf8');
@@ -104,9 +173,7 @@ export class PushState {
         closeSync(fd);
       }
       this.noteWritten();
-      this.endpointLines++;
-      const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
-      for (const f of files) m.set(f.rel, f.digest);
+      this.noteAppended(endpoint, files, rejection);
       if (this.endpointLines > 4 * this.byEndpoint.size + 64) this.rewrite();
     });
   }
@@ -118,9 +185,10 @@ export class PushState {
    * loop also serves the request on the wire). Calls are applied in order; the promise settles
    * once the lines are durable.
    */
-  recordAsync(endpoint: string, files: readonly PushedFile[]): Promise<void> {
+  recordAsync(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): Promise<void> {
     if (files.length === 0) return this.chain;
     for (const f of files) checkEntry(f);
+    checkRejection(files, rejection);
     if (/\s/.test(endpoint)) return Promise.reject(new AszError(`an endpoint with white space cannot be recorded: ${JSON.stringify(endpoint)}`, this.path));
     const run = async () => {
       const lock = new FileLock(this.lockPath);
@@ -128,9 +196,7 @@ export class PushState {
       try {
         this.refresh();
         this.dropTornTail();
-        let text = '';
-        if (this.knownSize <= 0) text += 'schema 1\n';
-        text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
+        const text = this.appendText(endpoint, files, rejection);
         const fh = await open(this.path, 'a', 0o644);
         try {
           await fh.write(text);
@@ -139,9 +205,7 @@ export class PushState {
           await fh.close();
         }
         this.noteWritten();
-        this.endpointLines++;
-        const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
-        for (const f of files) m.set(f.rel, f.digest);
+        this.noteAppended(endpoint, files, rejection);
         if (this.endpointLines > 4 * this.byEndpoint.size + 64) this.rewrite();
       } finally {
         lock.release();
@@ -162,6 +226,7 @@ export class PushState {
       this.refresh();
       let n = 0;
       for (const m of this.byEndpoint.values()) for (const rel of rels) if (m.delete(rel)) n++;
+      for (const m of this.rejectedBy.values()) for (const rel of rels) m.delete(rel);
       if (n > 0) this.rewrite();
       return n;
     });
@@ -171,7 +236,8 @@ export class PushState {
   forget(endpoint: string): void {
     this.locked(() => {
       this.refresh();
-      if (this.byEndpoint.delete(endpoint)) this.rewrite();
+      const had = this.byEndpoint.delete(endpoint);
+      if (this.rejectedBy.delete(endpoint) || had) this.rewrite();
     });
   }
 
@@ -198,6 +264,9 @@ export class PushState {
     for (const [endpoint, files] of this.byEndpoint) {
       lines.push(`endpoint ${endpoint}`);
       for (const [rel, digest] of files) lines.push(`pushed ${rel} ${digest}`);
+      const byReason = new Map<string, string[]>();
+      for (const [rel, reason] of this.rejectedBy.get(endpoint) ?? []) (byReason.get(reason) ?? byReason.set(reason, []).get(reason)!).push(rel);
+      for (const [reason, rels] of byReason) lines.push(`reason ${reason}`, ...rels.map((rel) => `rejected ${rel}`));
     }
     replaceAtomically(this.path, lines.join('\n') + '\n');
     this.noteWritten();
@@ -224,6 +293,7 @@ export class PushState {
     }
     if (size === this.knownSize && ino === this.knownIno) return;
     this.byEndpoint.clear();
+    this.rejectedBy.clear();
     this.endpointLines = 0;
     this.knownSize = size;
     this.knownIno = ino;
@@ -234,6 +304,8 @@ export class PushState {
     // The last element is what follows the last newline: empty, or a torn append to ignore.
     lines.pop();
     let current: Map<string, string> | undefined;
+    let currentEndpoint = 'unknown';
+    let reason = 'no reason recorded';
     lines.forEach((line, i) => {
       const n = i + 1;
       if (line === '') return;
@@ -249,6 +321,8 @@ export class PushState {
         case 'endpoint':
           if (!rest) throw new PushStateError(this.path, n, 'an endpoint line names no endpoint');
           current = this.byEndpoint.get(rest) ?? this.byEndpoint.set(rest, new Map()).get(rest)!;
+          currentEndpoint = rest;
+          reason = 'no reason recorded'; // asz writes rejected lines without one
           this.endpointLines++;
           return;
         case 'pushed': {
@@ -261,8 +335,17 @@ export class PushState {
           current.set(rel, digest);
           return;
         }
+        case 'reason':
+          reason = rest || 'no reason given';
+          return;
+        case 'rejected': {
+          if (!rest) throw new PushStateError(this.path, n, 'a rejected line names no file');
+          const r = this.rejectedBy.get(currentEndpoint) ?? this.rejectedBy.set(currentEndpoint, new Map()).get(currentEndpoint)!;
+          r.set(rest, reason);
+          return;
+        }
         default:
-          // A later writer's line kind (asz's `rejected`) is passed over, as asz does with ours.
+          // A later writer's line kind is passed over, as asz does with ours.
           return;
       }
     });
@@ -277,6 +360,13 @@ export class PushState {
       lock.release();
     }
   }
+}
+
+function checkRejection(files: readonly PushedFile[], rejection: Rejection | undefined): void {
+  if (!rejection) return;
+  const sent = new Set(files.map((f) => f.rel));
+  for (const rel of rejection.files)
+    if (!sent.has(rel)) throw new AszError(`a rejected file must be one of the request's files: ${JSON.stringify(rel)}`, PUSH_STATE);
 }
 
 function checkEntry(f: PushedFile): void {

@@ -156,9 +156,17 @@ describe('derived token usage', () => {
     expect(JSON.parse(r.stdout).metrics).toMatchObject({ files: 2, requests: 1 });
     const metricsReqs = sink.received.slice(since).filter((x) => x.signal === 'metrics' && x.accepted);
     expect(metricsReqs).toHaveLength(1);
-    // Exactly the spooled requests, back to back: each one's resource and points as received.
-    expect(metricsReqs[0]!.request).toEqual(methods.requestDeserialize(Buffer.concat(spooled)));
-    expect(attrs(metricsReqs[0]!.request.resourceMetrics[0].resource.attributes)['service.name']).toBe('claude-code');
+    // Exactly the spooled requests, back to back: each one's scopes and points as received, its
+    // resource normalised to the exporter's identity (the OAP's rules keep only the AI_AGENT layer).
+    const asReceived = methods.requestDeserialize(Buffer.concat(spooled));
+    const got = metricsReqs[0]!.request;
+    expect(got.resourceMetrics.map((rm: any) => rm.scopeMetrics)).toEqual(asReceived.resourceMetrics.map((rm: any) => rm.scopeMetrics));
+    for (const rm of got.resourceMetrics)
+      expect(attrs(rm.resource.attributes)).toMatchObject({
+        'service.name': 'Claude Code',
+        'service.instance.id': expect.stringContaining('@'),
+        'service.layer': 'AI_AGENT',
+      });
   });
 });
 

@@ -124,6 +124,10 @@ function checkRecords(root: string, since: number, instance: string, startedNs: 
               'asz.conversation.streams': first.streams,
               'asz.conversation.segments': first.segments,
               'asz.conversation.unresolved': first.unresolved,
+              // The LAL rule's later counts: the assembler's three; workspace changes are not measured, so absent.
+              'asz.conversation.llm_calls': first.llm_calls,
+              'asz.conversation.subagents': first.subagents,
+              'asz.conversation.bash_runs': first.bash_runs,
               'asz.conversation': first.conversation,
               'asz.round': first.round,
             });

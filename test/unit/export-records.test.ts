@@ -8,7 +8,7 @@ import type { SdRecord } from '../../src/formats/session-data/types.js';
 import { encodeRound } from '../../src/formats/session-flow/encode.js';
 import type { RoundHeader } from '../../src/formats/session-flow/types.js';
 import { describeLanded, describeRound, timeNs, UnsendableFileError } from '../../src/exporters/otlp/records.js';
-import { encodeLogsRequest, withResource } from '../../src/exporters/otlp/encode.js';
+import { encodeLogsRequest, withIdentity } from '../../src/exporters/otlp/encode.js';
 import { endpointKey, validateOtlpExporterConfig } from '../../src/exporters/otlp/config.js';
 import { TokenBucket, type Clock } from '../../src/exporters/otlp/rate.js';
 import { grpcRetryDelayMs, readResponse, retryAfterMs, stopsPass } from '../../src/exporters/otlp/transport.js';
@@ -162,6 +162,9 @@ describe('a round as a record', () => {
       'asz.conversation.streams',
       'asz.conversation.segments',
       'asz.conversation.unresolved',
+      'asz.conversation.llm_calls',
+      'asz.conversation.subagents',
+      'asz.conversation.bash_runs',
       'asz.conversation',
       'asz.round',
     ]);
@@ -181,11 +184,38 @@ describe('a round as a record', () => {
       'asz.conversation.streams': 2,
       'asz.conversation.segments': 1,
       'asz.conversation.unresolved': 4,
+      'asz.conversation.llm_calls': 9,
+      'asz.conversation.subagents': 1,
+      'asz.conversation.bash_runs': 2,
       'asz.conversation': 'conv-1',
       'asz.round': 2,
       'asz.file.digest': createHash('sha256').update(bytes).digest('hex'),
     });
     expect(f.timeNs).toBe(timeNs('2026-06-01T09:10:00.000Z'));
+  });
+
+  test('workspace changes travel only when measured: the three attributes with their values, never a 0 for unknown', () => {
+    const bytes = round({ changes: 0, lines_added: 0, lines_removed: 0 });
+    const unknown = attrsOf(describeRound('r.sf', bytes).attributes);
+    for (const k of ['changes', 'lines_added', 'lines_removed']) expect(unknown).not.toHaveProperty(`asz.conversation.${k}`);
+    const measured = describeRound('r.sf', bytes, { changes: 3, linesAdded: 42, linesRemoved: 7 });
+    const keys = measured.attributes.map((a) => a.key);
+    // asz 0.6's order: the five counts, the workspace three, the activity three.
+    expect(keys.slice(keys.indexOf('asz.conversation.unresolved') + 1, keys.indexOf('asz.conversation'))).toEqual([
+      'asz.conversation.changes',
+      'asz.conversation.lines_added',
+      'asz.conversation.lines_removed',
+      'asz.conversation.llm_calls',
+      'asz.conversation.subagents',
+      'asz.conversation.bash_runs',
+    ]);
+    expect(attrsOf(measured.attributes)).toMatchObject({
+      'asz.conversation.changes': 3,
+      'asz.conversation.lines_added': 42,
+      'asz.conversation.lines_removed': 7,
+    });
+    // A measured zero is a fact and travels.
+    expect(attrsOf(describeRound('r.sf', bytes, { changes: 0, linesAdded: 0, linesRemoved: 0 }).attributes)['asz.conversation.changes']).toBe(0);
   });
 
   test('a round whose commit does not match is refused', () => {
@@ -240,24 +270,49 @@ describe('the request', () => {
     expect(Number(attrsOf(r2.attributes)['asz.round'])).toBe(2);
   });
 
-  test("a derived metrics request takes the exporter's resource and keeps everything else", () => {
+  test("a spooled metrics request (Claude Code's own, or derived) goes under the exporter's identity; points and the runtime's other resource attributes unchanged", () => {
     const T = otlpTypes().ExportMetricsServiceRequest;
+    const ccResource = [
+      { key: 'service.name', value: { stringValue: 'claude-code' } },
+      { key: 'service.version', value: { stringValue: '2.1.328' } },
+      { key: 'telemetry.sdk.name', value: { stringValue: 'opentelemetry' } },
+      { key: 'host.arch', value: { stringValue: 'arm64' } },
+    ];
+    const point = {
+      asDouble: 3,
+      attributes: [
+        { key: 'session.id', value: { stringValue: 's-1' } },
+        { key: 'type', value: { stringValue: 'input' } },
+      ],
+    };
     const src = Buffer.from(
       T.encode(
         T.fromObject({
           resourceMetrics: [
             {
-              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
-              scopeMetrics: [{ scope: { name: 's' }, metrics: [{ name: 'm', sum: { dataPoints: [{ asDouble: 3 }] } }] }],
+              resource: { attributes: ccResource },
+              scopeMetrics: [{ scope: { name: 'com.anthropic.claude_code' }, metrics: [{ name: 'claude_code.token.usage', sum: { dataPoints: [point] } }] }],
             },
+            { resource: { attributes: [] }, scopeMetrics: [{ scope: { name: 's' }, metrics: [{ name: 'm', sum: { dataPoints: [{ asDouble: 1 }] } }] }] },
           ],
         }),
       ).finish(),
     );
-    const out = withResource(src, resourceAttributes({ serviceName: 'X', instanceId: 'i', layer: 'L' }, 'Claude Code'));
-    const o = T.toObject(T.decode(out)) as any;
-    expect(attrsOf(o.resourceMetrics[0].resource.attributes)['service.name']).toBe('X');
-    expect(o.resourceMetrics[0].scopeMetrics).toEqual((T.toObject(T.decode(src)) as any).resourceMetrics[0].scopeMetrics);
+    const identity = resourceAttributes({ serviceName: '', instanceId: 'alice@box', layer: 'AI_AGENT' }, 'Claude Code');
+    const o = T.toObject(T.decode(withIdentity(src, identity))) as any;
+    const before = T.toObject(T.decode(src)) as any;
+    for (const [n, rm] of (o.resourceMetrics as any[]).entries()) {
+      expect(attrsOf(rm.resource.attributes)).toMatchObject({
+        'service.name': 'Claude Code',
+        'service.instance.id': 'alice@box',
+        'service.layer': 'AI_AGENT',
+        'telemetry.sdk.name': 'aszcol',
+      });
+      expect(rm.scopeMetrics).toEqual(before.resourceMetrics[n].scopeMetrics);
+    }
+    // The runtime's own facts stay; its service name and SDK do not.
+    expect(attrsOf(o.resourceMetrics[0].resource.attributes)).toMatchObject({ 'service.version': '2.1.328', 'host.arch': 'arm64' });
+    expect(o.resourceMetrics[0].resource.attributes.filter((a: any) => a.key === 'service.name')).toHaveLength(1);
   });
 
   test("the runtime is named from the landed header's adapter", () => {
@@ -307,6 +362,18 @@ describe('configuration', () => {
       maxBytesPerMinute: 10_000_000,
       timeoutMs: 2000,
     });
+  });
+
+  test('the identity: a named service and instance are one line of text; white space, control characters and overlong names are refused at their path', () => {
+    expect(v({ endpoint: 'h:1', service_name: 'Claude Code', instance_id: 'alice@example.com' })).toMatchObject({
+      serviceName: 'Claude Code',
+      instanceId: 'alice@example.com',
+    });
+    refused({ endpoint: 'h:1', service_name: '   ' }, 'exporters.otlp/oap.service_name', /only white space/);
+    refused({ endpoint: 'h:1', instance_id: ' bob@box' }, 'exporters.otlp/oap.instance_id', /starts or ends with white space/);
+    refused({ endpoint: 'h:1', instance_id: 'bob\nbox' }, 'exporters.otlp/oap.instance_id', /control characters/);
+    refused({ endpoint: 'h:1', service_name: 'x'.repeat(256) }, 'exporters.otlp/oap.service_name', /256 characters is too long/);
+    refused({ endpoint: 'h:1', layer: 'ai-agent' }, 'exporters.otlp/oap.layer', /upper case with underscores/);
   });
 
   test('every refusal names its exact path', () => {
@@ -431,11 +498,11 @@ describe('answers', () => {
   const T = otlpTypes().ExportLogsServiceResponse;
   const enc = (o: object) => Buffer.from(T.encode(T.fromObject(o)).finish());
 
-  test('a partial success that rejected anything is a refusal of the whole request', () => {
+  test('a partial success that rejected anything is taken, with what was rejected and why (asz 0.6)', () => {
     expect(readResponse('logs', Buffer.alloc(0), 'x')).toEqual({ ok: true });
     expect(readResponse('logs', enc({}), 'x')).toEqual({ ok: true });
     const p = readResponse('logs', enc({ partialSuccess: { rejectedLogRecords: 2, errorMessage: 'bad' } }), 'x');
-    expect(p).toMatchObject({ ok: false, kind: 'partial' });
+    expect(p).toEqual({ ok: true, rejected: { items: 2, message: "x rejected 2 of the request's log records: bad" } });
     expect(stopsPass(p)).toBe(false);
     expect(readResponse('logs', enc({ partialSuccess: { errorMessage: 'just so you know' } }), 'x')).toEqual({ ok: true, warning: 'just so you know' });
     expect(readResponse('logs', Buffer.from('<html>'), 'x')).toMatchObject({ ok: false });

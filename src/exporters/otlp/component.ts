@@ -9,6 +9,7 @@ import type { Component, ComponentSettings, Host, PassContext, StageResult } fro
 import { asSpoolReader, type MetricsSource } from '../../storage/metrics-spool.js';
 import type { OtlpExporterConfig } from './config.js';
 import { Pusher, type PushReport } from './pusher.js';
+import { rejectedCounter } from './rejected-metrics.js';
 import { formatSweep, SpoolRetention, type MetricsConsumer, type ReaderRef, type RetentionScope } from './spool-retention.js';
 
 const pipelineType = (id: string) => id.split('/')[0];
@@ -19,7 +20,7 @@ export function formatPush(r: PushReport): string {
   if (r.skipped) return `push ${r.endpoint}: skipped (${r.skipped})${when}${spool ? `; ${spool}` : ''}`;
   return (
     `push ${r.endpoint}: logs ${r.logs.files} file(s) ${r.logs.bytes} byte(s) in ${r.logs.requests} request(s), metrics ${r.metrics.files} file(s) in ${r.metrics.requests} request(s),` +
-    ` wire ${r.wireBytes} byte(s), pending ${r.pending}, paused=${(r.pausedMs / 1000).toFixed(3)}s${r.stoppedBy ? ` stopped_by=${r.stoppedBy}` : ''}${when}, problems ${r.problems.length} (${r.durationMs} ms)` +
+    ` wire ${r.wireBytes} byte(s)${r.rejected.files ? `, rejected ${r.rejected.items} item(s) in ${r.rejected.files} file(s) (taken, not resent)` : ''}${r.splits ? `, split ${r.splits} request(s) the receiver found too large` : ''}, pending ${r.pending}, paused=${(r.pausedMs / 1000).toFixed(3)}s${r.stoppedBy ? ` stopped_by=${r.stoppedBy}` : ''}${when}, problems ${r.problems.length} (${r.durationMs} ms)` +
     (spool ? `; ${spool}` : '')
   );
 }
@@ -74,6 +75,7 @@ export class OtlpExporterComponent implements Component {
       log: (level, msg, fields) => this.s.log[level](msg, fields),
       onSent: (sig, n) => this.s.telemetry.sent(sig === 'logs' ? 'log_records' : 'metric_points', n),
       onFailed: (sig, n, reason) => this.s.telemetry.sendFailed(sig === 'logs' ? 'log_records' : 'metric_points', n, reason),
+      onRejected: rejectedCounter(this.s.telemetry.registry, this.s.id),
     });
     this.metricsSource = source;
     this.inMetrics = inMetrics;
@@ -132,7 +134,7 @@ export class OtlpExporterComponent implements Component {
     }
     this.lastProblems = r.problems;
     const changed = r.logs.files + r.metrics.files > 0 || r.problems.length > 0;
-    if (changed) ctx.log[r.problems.length ? 'warn' : 'info'](formatPush(r));
+    if (changed) ctx.log[r.problems.length || r.rejected.files ? 'warn' : 'info'](formatPush(r));
     return {
       changed: changed || (r.spool?.removed ?? 0) > 0,
       problems: [...r.problems.map((x) => `${this.s.id}: ${x}`), ...spoolProblems],
@@ -142,6 +144,8 @@ export class OtlpExporterComponent implements Component {
         metric_files: r.metrics.files,
         requests: r.logs.requests + r.metrics.requests,
         wire_bytes: r.wireBytes,
+        rejected_files: r.rejected.files,
+        rejected_items: r.rejected.items,
         pending: r.pending,
         paused_ms: Math.round(r.pausedMs),
         ...spoolCounts,

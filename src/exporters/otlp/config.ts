@@ -16,8 +16,8 @@
  *     metrics: true                # the _metrics/ spool, in a metrics pipeline
  *     batch_bytes: 8MiB            # file bytes per request; a larger file goes alone
  *     max_bytes_per_minute: 0      # a token bucket on encoded request bytes; 0 is no limit
- *     service_name: ""             # "" names each session's runtime (Claude Code)
- *     instance_id: ""              # "" is user@host
+ *     service_name: ""             # "" names each session's runtime: Claude Code (metrics are always Claude Code's)
+ *     instance_id: ""              # "" is user@host of the pushing machine
  *     layer: AI_AGENT
  *     retry_on_failure: { initial_interval: 5s, max_interval: 5m }
  *     spool_retention:             # _metrics/ spool files once sent (spool-retention.ts)
@@ -170,8 +170,8 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
     throw new ConfigError(join(path, 'logs'), 'logs and metrics are both false: the exporter would send nothing; turn one on or remove the exporter');
   const batchBytes = bytes(m.batch_bytes, join(path, 'batch_bytes'), DEFAULT_BATCH_BYTES, { min: 1, max: 1024 ** 3 });
   const maxBytesPerMinute = bytes(m.max_bytes_per_minute, join(path, 'max_bytes_per_minute'), 0);
-  const serviceName = str(m.service_name, join(path, 'service_name'), '');
-  const instanceId = str(m.instance_id, join(path, 'instance_id'), '');
+  const serviceName = identityName(m.service_name, join(path, 'service_name'), 'the service every record and metric is listed under');
+  const instanceId = identityName(m.instance_id, join(path, 'instance_id'), 'who is pushing (the OAP lists it as the instance)');
   const layer = str(m.layer, join(path, 'layer'), DEFAULT_LAYER, { nonEmpty: true });
   if (!/^[A-Z][A-Z0-9_]*$/.test(layer))
     throw new ConfigError(join(path, 'layer'), `a layer name is upper case with underscores, such as AI_AGENT; got ${JSON.stringify(layer)}`);
@@ -210,6 +210,18 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
       `is this exporter's own receiver (${own}); the receivers an exporter sends to are always waited for`,
     );
   return c;
+}
+
+/** A name the receiver lists as a service or an instance: one line of printable text, or "" for the default. */
+function identityName(v: unknown, path: string, what: string): string {
+  const text = str(v, path, '');
+  if (text === '') return '';
+  if (text.trim() === '') throw new ConfigError(path, `is ${what}; it is only white space: leave it out (or "") for the default, or name it`);
+  if (text !== text.trim())
+    throw new ConfigError(path, `is ${what}; it starts or ends with white space (${JSON.stringify(text)}), which a receiver keeps as part of the name`);
+  if (/\p{Cc}/u.test(text)) throw new ConfigError(path, `is ${what}; it must not contain control characters or line breaks: ${JSON.stringify(text)}`);
+  if (text.length > 255) throw new ConfigError(path, `is ${what}; ${text.length} characters is too long for a receiver's name (at most 255)`);
+  return text;
 }
 
 /** `90m`, `24h`, `7d` (whole days, as token_metrics' lookback reads them), `0`. */

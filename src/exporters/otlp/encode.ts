@@ -125,14 +125,24 @@ export function encodeLogsRequest(groups: ResourceGroup[]): Buffer {
   return buf;
 }
 
+/** Resource attributes the sender's identity owns: a spooled request's own values of these are replaced. */
+const IDENTITY_KEY = /^(service\.name|service\.instance\.id|service\.layer|telemetry\.sdk\.[a-z_]+)$/;
+
 /**
- * A spooled metrics request with its resource replaced (the exporter's identity), everything
- * else as it was. Used for the derived spool only; what the receiver spooled goes as received.
+ * A spooled metrics request under the exporter's identity: in every resource, the identity's
+ * attributes (service, instance, layer, SDK) first, then the resource's other attributes as they
+ * were (the runtime's version, host, OS); scopes, metrics, points and their attributes unchanged.
+ * Every OAP rule filters on `service_layer == 'AI_AGENT'` and keys on service and instance, so a
+ * request under Claude Code's own resource (`claude-code`, no layer) would be dropped, and the same
+ * agent's logs and metrics would sit under two services.
  */
-export function withResource(request: Buffer, resource: Attr[]): Buffer {
+export function withIdentity(request: Buffer, identity: Attr[]): Buffer {
   const T = otlpTypes().ExportMetricsServiceRequest;
-  const msg = T.decode(request) as unknown as { resourceMetrics?: { resource?: unknown }[] };
-  for (const rm of msg.resourceMetrics ?? []) rm.resource = { attributes: resource };
+  const msg = T.decode(request) as unknown as { resourceMetrics?: { resource?: { attributes?: Attr[] } }[] };
+  for (const rm of msg.resourceMetrics ?? []) {
+    const kept = (rm.resource?.attributes ?? []).filter((a) => !IDENTITY_KEY.test(a.key) && !identity.some((x) => x.key === a.key));
+    rm.resource = { ...rm.resource, attributes: [...identity, ...kept] };
+  }
   const out = T.encode(msg as never).finish();
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }

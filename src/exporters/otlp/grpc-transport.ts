@@ -81,7 +81,7 @@ export class GrpcTransport implements Transport {
     if (err.code === S.RESOURCE_EXHAUSTED) {
       // The receiver's message size limit is reported with this code too; that is no request to slow down.
       if (/larger than max|message too large|exceeds/i.test(err.details ?? ''))
-        return { ok: false, kind: 'refused', message: `${text}; the receiver's message size limit is below this request (see batch_bytes)` };
+        return { ok: false, kind: 'too_large', message: `${text}; the receiver's message size limit is below this request (see batch_bytes)` };
       const d = err.metadata?.get('grpc-status-details-bin')[0];
       return { ok: false, kind: 'throttled', message: text, retryAfterMs: grpcRetryDelayMs(Buffer.isBuffer(d) ? d : undefined) };
     }

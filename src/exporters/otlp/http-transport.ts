@@ -46,7 +46,7 @@ export class HttpTransport implements Transport {
         resolve(o);
       };
       const req = (this.https ? httpsRequest : httpRequest)(url, { method: 'POST', agent: this.agent, headers }, (res) => {
-        this.answer(signal, res, where).then(done, (err: Error) =>
+        this.answer(signal, res, where, payload.length).then(done, (err: Error) =>
           done({ ok: false, kind: 'unavailable', message: `${where}: the answer broke off: ${err.message}` }),
         );
       });
@@ -64,7 +64,7 @@ export class HttpTransport implements Transport {
     });
   }
 
-  private async answer(signal: ExportSignal, res: IncomingMessage, where: string): Promise<Outcome> {
+  private async answer(signal: ExportSignal, res: IncomingMessage, where: string, bytes: number): Promise<Outcome> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of res) {
@@ -93,6 +93,12 @@ export class HttpTransport implements Transport {
     }
     const after = retryAfterMs(res.headers['retry-after']);
     if (status === 429) return { ok: false, kind: 'throttled', message: `${said}${text()}`, retryAfterMs: after };
+    if (status === 413)
+      return {
+        ok: false,
+        kind: 'too_large',
+        message: `${said}${text()}: the request (${bytes} bytes) is over the receiver's limit (the OAP takes 10 MiB; see batch_bytes)`,
+      };
     if (status >= 300 && status < 400) {
       return {
         ok: false,

@@ -1,23 +1,29 @@
 /**
  * One push pass to one receiver: plan what is not yet sent, cut it into requests of at most
  * `batch_bytes` of file bytes, wait for the rate budget, send, and record a request's files in
- * push.state only once the receiver took the whole request.
+ * push.state only once the receiver took the request.
  *
  * What an answer does to the pass:
  * - taken: its files are recorded; the next request goes.
+ * - a partial success: taken too, as OTLP and asz 0.6 define it (the receiver kept what it could
+ *   and asks not to be sent it again); its files are recorded, each with a `rejected` line and
+ *   the receiver's reason, counted and reported. Never sent again.
  * - throttled (429, RESOURCE_EXHAUSTED): the pass stops, the rate budget is emptied, and the
  *   next pass waits at least what the receiver said (Retry-After, RetryInfo).
  * - unavailable, timeout, a dropped connection: the pass stops; the next passes back off.
- * - refused, or a partial success: this request's files stay unsent (they go again whole on the
- *   next pass) and the pass goes on with the next request.
+ * - too large (413, gRPC's size limit): a request of several files is cut in two and each half
+ *   sent at once; a single file over the limit is refused like below.
+ * - refused: this request's files stay unsent and the pass goes on with the next request; the
+ *   next watching pass backs off, so a receiver that keeps refusing is not sent the same bytes in
+ *   a loop.
  * The next request is read and encoded while the current one is on the wire.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { FileLock } from '../../storage/lock.js';
-import { endpointLockPath, PushState, type PushedFile } from '../../storage/push-state.js';
+import { endpointLockPath, PushState, type PushedFile, type Rejection } from '../../storage/push-state.js';
 import { nowNs } from '../../util/time.js';
 import { endpointKey, type OtlpExporterConfig } from './config.js';
-import { withResource } from './encode.js';
+import { withIdentity } from './encode.js';
 import { GrpcTransport } from './grpc-transport.js';
 import { HttpTransport } from './http-transport.js';
 import { resourceAttributes, type Identity } from '../../otlp/identity.js';
@@ -46,6 +52,18 @@ export interface PusherOptions {
   /** Counters for the service's own metrics. */
   onSent?: (signal: ExportSignal, items: number) => void;
   onFailed?: (signal: ExportSignal, items: number, reason: string) => void;
+  /** Items a receiver rejected in requests it took (partial success), and the files they were in. */
+  onRejected?: (signal: ExportSignal, items: number, files: number) => void;
+}
+
+/** What receivers rejected in requests they took, this pass. */
+export interface RejectedCounts {
+  /** Files recorded with a `rejected` line. */
+  files: number;
+  /** Log records and data points the receiver counted as rejected. */
+  items: number;
+  /** The receiver's words, one per request. */
+  reasons: string[];
 }
 
 export interface SignalCounts {
@@ -60,6 +78,10 @@ export interface PushReport {
   metrics: SignalCounts;
   /** Encoded bytes put on the wire in requests that were taken. */
   wireBytes: number;
+  /** Partial successes: taken, recorded, never sent again; listed by `aszcol verify`. */
+  rejected: RejectedCounts;
+  /** Requests cut in two after a receiver said they were too large. */
+  splits: number;
   /** Files still unsent after this pass (as planned at its start). */
   pending: number;
   /** How long the pass waited for the rate budget (ms). */
@@ -78,12 +100,17 @@ export interface PushReport {
 
 interface Batch {
   signal: ExportSignal;
+  /** The planned files it was built from, to build smaller requests from when it is too large. */
+  planned: PlannedFile[];
   files: PushedFile[];
   body: Buffer;
   /** File bytes (the budget that cut the batch). */
   fileBytes: number;
   items: number;
 }
+
+/** Every spooled metric is Claude Code's: received from its exporter, or derived from its transcripts. */
+const RUNTIME_OF_METRICS = 'Claude Code';
 
 const emptyCounts = (): SignalCounts => ({ files: 0, bytes: 0, requests: 0 });
 /** Requests read and encoded ahead of the one on the wire: enough to keep the reader busy, few enough to keep memory flat. */
@@ -134,6 +161,8 @@ export class Pusher {
       logs: emptyCounts(),
       metrics: emptyCounts(),
       wireBytes: 0,
+      rejected: { files: 0, items: 0, reasons: [] },
+      splits: 0,
       pending: 0,
       pausedMs: 0,
       problems: [],
@@ -159,35 +188,45 @@ export class Pusher {
       if (this.metrics) plans.push({ signal: 'metrics', files: planMetrics(this.o.root, sent, this.metrics) });
       r.pending = plans.reduce((n, p) => n + p.files.length, 0);
       let stopped: Outcome | undefined;
+      const refused = { any: false };
       for (const plan of plans) {
-        stopped = await this.sendAll(plan.signal, plan.files, r, opts.signal);
+        stopped = await this.sendAll(plan.signal, plan.files, r, refused, opts.signal);
         if (stopped || opts.signal?.aborted) break;
       }
       if (opts.signal?.aborted && !stopped) r.skipped = r.logs.requests + r.metrics.requests === 0 ? 'aborted' : undefined;
-      this.settle(stopped, r);
+      this.settle(stopped, refused.any, r);
     } finally {
       lock.release();
     }
     return finish();
   }
 
-  /** Backoff bookkeeping after a pass: a stop doubles the wait, a clean pass clears it. */
-  private settle(stopped: Outcome | undefined, r: PushReport): void {
-    if (!stopped || stopped.ok) {
+  /**
+   * Backoff bookkeeping after a pass: a stop, or a request the receiver refused, doubles the wait
+   * of the next watching pass; a clean pass clears it.
+   */
+  private settle(stopped: Outcome | undefined, refused: boolean, r: PushReport): void {
+    if ((!stopped || stopped.ok) && !refused) {
       if (r.problems.length === 0) this.failures = 0;
       this.notBefore = 0;
       return;
     }
     this.failures++;
     const backoff = Math.min(this.o.cfg.retryMaxMs, this.o.cfg.retryInitialMs * 2 ** Math.min(30, this.failures - 1));
-    const wait = Math.max(backoff, stopped.retryAfterMs ?? 0);
+    const wait = Math.max(backoff, stopped && !stopped.ok ? (stopped.retryAfterMs ?? 0) : 0);
     this.notBefore = Date.now() + wait;
-    r.stoppedBy = stopped.kind as PushReport['stoppedBy'];
+    if (stopped && !stopped.ok) r.stoppedBy = stopped.kind as PushReport['stoppedBy'];
     r.retryAt = this.notBefore;
   }
 
   /** Sends one signal's files; returns the outcome that stopped the pass, if one did. */
-  private async sendAll(signal: ExportSignal, files: PlannedFile[], r: PushReport, abort?: AbortSignal): Promise<Outcome | undefined> {
+  private async sendAll(
+    signal: ExportSignal,
+    files: PlannedFile[],
+    r: PushReport,
+    refused: { any: boolean },
+    abort?: AbortSignal,
+  ): Promise<Outcome | undefined> {
     const counts = signal === 'logs' ? r.logs : r.metrics;
     let next = 0;
     // Requests read and encoded ahead of the one on the wire, in order; and the push.state appends
@@ -225,7 +264,8 @@ export class Pusher {
         fill(); // keep reading ahead while this request is on the wire
         const outcome = await sending;
         if (outcome.ok) {
-          const rec = this.state.recordAsync(this.endpoint, current.files);
+          const rejection: Rejection | undefined = outcome.rejected ? { reason: outcome.rejected.message, files: current.files.map((f) => f.rel) } : undefined;
+          const rec = this.state.recordAsync(this.endpoint, current.files, rejection);
           rec.catch(() => undefined);
           recorded.push(rec);
           counts.files += current.files.length;
@@ -234,18 +274,38 @@ export class Pusher {
           r.pending -= current.files.length;
           r.wireBytes += current.body.length;
           this.o.onSent?.(signal, current.items);
+          if (outcome.rejected) {
+            r.rejected.files += current.files.length;
+            r.rejected.items += outcome.rejected.items;
+            r.rejected.reasons.push(outcome.rejected.message);
+            this.o.onRejected?.(signal, outcome.rejected.items, current.files.length);
+            this.o.log?.('warn', 'the receiver took the request and rejected part of it; its files are recorded as rejected and not sent again', {
+              endpoint: this.endpoint,
+              signal,
+              files: current.files.length,
+              rejected: outcome.rejected.items,
+              reason: outcome.rejected.message,
+            });
+          }
           if (outcome.warning) this.o.log?.('warn', 'the receiver took the request with a warning', { endpoint: this.endpoint, warning: outcome.warning });
           continue;
         }
-        this.o.onFailed?.(signal, current.items, outcome.kind);
-        r.problems.push(`${signal}: ${outcome.message} (${current.files.length} file(s) left for the next pass)`);
-        this.o.log?.(stopsPass(outcome) ? 'warn' : 'error', 'export request not taken', {
-          endpoint: this.endpoint,
-          signal,
-          outcome: outcome.kind,
-          files: current.files.length,
-          error: outcome.message,
-        });
+        if (outcome.kind === 'too_large' && current.planned.length > 1) {
+          // Cut in two and sent at once, ahead of what was read ahead, keeping the files' order.
+          const half = Math.ceil(current.planned.length / 2);
+          const parts = [current.planned.slice(0, half), current.planned.slice(half)].map((chosen) => this.prepare(signal, chosen, r));
+          for (const part of parts) part.catch(() => undefined);
+          ahead.unshift(...parts);
+          r.splits++;
+          this.o.log?.('warn', 'the receiver said the request is too large; sending it in two', {
+            endpoint: this.endpoint,
+            signal,
+            files: current.planned.length,
+            bytes: current.body.length,
+          });
+          continue;
+        }
+        refused.any ||= !stopsPass(outcome);
         if (outcome.kind === 'throttled') this.bucket.empty();
         if (stopsPass(outcome)) return await end(outcome);
       }
@@ -305,7 +365,7 @@ export class Pusher {
       r.pending -= b.gone;
       for (const x of b.failures) skip(x.rel, x.error);
       if (!b.body) return undefined;
-      return { signal, files: b.files, body: b.body, fileBytes: b.fileBytes, items: b.files.length };
+      return { signal, planned: chosen, files: b.files, body: b.body, fileBytes: b.fileBytes, items: b.files.length };
     }
     const raw: { rel: string; bytes: Buffer; digest: string }[] = [];
     for (const f of chosen) {
@@ -320,6 +380,7 @@ export class Pusher {
     if (!raw.length) return undefined;
     return {
       signal,
+      planned: chosen.filter((f) => raw.some((x) => x.rel === f.rel)),
       files: raw.map((x) => ({ rel: x.rel, digest: x.digest })),
       body: this.encodeMetrics(raw),
       fileBytes: raw.reduce((n, x) => n + x.bytes.length, 0),
@@ -329,12 +390,12 @@ export class Pusher {
 
   /**
    * Spooled requests travel back to back: concatenated protobuf messages are one message whose
-   * repeated `resource_metrics` hold them all, each as it was. Derived ones take our resource.
+   * repeated `resource_metrics` hold them all. Every one, derived or received from Claude Code,
+   * goes under the exporter's identity (withIdentity), its points as they were.
    */
   private encodeMetrics(files: { rel: string; bytes: Buffer }[]): Buffer {
-    if (this.metrics !== 'derived') return Buffer.concat(files.map((f) => f.bytes));
-    const resource = resourceAttributes(this.identity, 'Claude Code');
-    return Buffer.concat(files.map((f) => withResource(f.bytes, resource)));
+    const resource = resourceAttributes(this.identity, RUNTIME_OF_METRICS);
+    return Buffer.concat(files.map((f) => withIdentity(f.bytes, resource)));
   }
 
   close(): void {

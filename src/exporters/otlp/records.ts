@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { AszError } from '../../util/errors.js';
 import { i, s, type Attr } from '../../otlp/identity.js';
+import { roundListAttributes, type WorkspaceTotals } from './round-attributes.js';
 
 export type FileFormat = 'sd' | 'sf';
 
@@ -198,8 +199,11 @@ export function describeLanded(rel: string, bytes: Buffer): OutFile {
   };
 }
 
-/** A round as a record; its time is the session's last activity as of that round. */
-export function describeRound(rel: string, bytes: Buffer): OutFile {
+/**
+ * A round as a record; its time is the session's last activity as of that round. `workspace`: the
+ * conversation's measured workspace changes, when known (round-attributes.ts).
+ */
+export function describeRound(rel: string, bytes: Buffer, workspace?: WorkspaceTotals): OutFile {
   const c = check(rel, bytes, 'commit');
   const h = c.first;
   if (h.t !== 'header' || typeof h.schema !== 'string' || !h.schema.startsWith('sf/'))
@@ -226,10 +230,7 @@ export function describeRound(rel: string, bytes: Buffer): OutFile {
     sThrough = time('session_through_time');
   if (sFrom) attributes.push(s('asz.session.from_time', sFrom.text));
   if (sThrough) attributes.push(s('asz.session.through_time', sThrough.text));
-  if (typeof h.title === 'string' && h.title) attributes.push(s('asz.conversation.title', h.title));
-  for (const k of ['talks', 'steps', 'streams', 'segments', 'unresolved'] as const) {
-    if (typeof h[k] === 'number') attributes.push(i(`asz.conversation.${k}`, h[k] as number));
-  }
+  attributes.push(...roundListAttributes(h, workspace));
   attributes.push(s('asz.conversation', h.conversation), i('asz.round', h.round));
   return { rel, format: 'sf', bytes, digest: c.digest, session: h.session, adapter: undefined, attributes, timeNs: sThrough?.ns ?? through?.ns };
 }

@@ -1,14 +1,29 @@
 /**
  * What a transport answers for one export request. Only `ok` lets the pusher record the
- * request's files as sent; every other outcome leaves them for the next pass.
+ * request's files as sent (a partial success is `ok` with what was rejected); every other outcome
+ * leaves them for the next pass.
  */
 import { otlpTypes, responseType, type Signal } from '../../otlp/proto.js';
 import { toBigInt, type LongLike } from '../../otlp/values.js';
 
 export type ExportSignal = Extract<Signal, 'logs' | 'metrics'>;
 
+/** What a receiver said it rejected in a request it took (an OTLP partial success). */
+export interface PartialRejection {
+  /** Log records or data points rejected; the receiver does not say which. */
+  items: number;
+  /** The receiver's words, with the count. */
+  message: string;
+}
+
 export type Outcome =
-  | { ok: true; /** A warning the receiver sent with a full success. */ warning?: string }
+  | {
+      ok: true;
+      /** A warning the receiver sent with a full success. */
+      warning?: string;
+      /** A partial success: the request is taken (OTLP says not to send it again) with some items rejected. */
+      rejected?: PartialRejection;
+    }
   | {
       ok: false;
       /**
@@ -16,9 +31,9 @@ export type Outcome =
        * `unavailable`: the receiver could not be reached, dropped the connection, or is down for now (the pass stops).
        * `timeout`: no answer within `timeout` (the pass stops).
        * `refused`: the receiver answered with an error about this request (the pass goes on with the next one).
-       * `partial`: the receiver took part of the request; it does not say which, so nothing is recorded (the pass goes on).
+       * `too_large`: the request is over the receiver's size limit (413, or gRPC's message size error); smaller requests may pass.
        */
-      kind: 'throttled' | 'unavailable' | 'timeout' | 'refused' | 'partial';
+      kind: 'throttled' | 'unavailable' | 'timeout' | 'refused' | 'too_large';
       message: string;
       retryAfterMs?: number;
     };
@@ -36,7 +51,10 @@ export interface Transport {
 const REJECTED: Record<ExportSignal, string> = { logs: 'rejectedLogRecords', metrics: 'rejectedDataPoints' };
 const ITEMS: Record<ExportSignal, string> = { logs: 'log records', metrics: 'data points' };
 
-/** Reads an Export…ServiceResponse: a partial success with rejected items is a refusal of the whole request. */
+/**
+ * Reads an Export…ServiceResponse. A partial success with rejected items is a taken request, as
+ * OTLP and asz 0.6 define it: the receiver kept what it could and asks not to be sent it again.
+ */
 export function readResponse(signal: ExportSignal, body: Uint8Array | undefined, where: string): Outcome {
   if (!body || body.length === 0) return { ok: true };
   let msg: { partialSuccess?: Record<string, unknown> };
@@ -54,10 +72,10 @@ export function readResponse(signal: ExportSignal, body: Uint8Array | undefined,
   const rejected = toBigInt(ps[REJECTED[signal]] as number | LongLike | undefined);
   const text = typeof ps.errorMessage === 'string' ? ps.errorMessage : '';
   if (rejected > 0n) {
+    const items = Number(rejected > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : rejected);
     return {
-      ok: false,
-      kind: 'partial',
-      message: `${where} rejected ${rejected} of the request's ${ITEMS[signal]}${text ? `: ${text}` : ''}; it does not say which, so nothing is recorded as sent and the request goes again whole`,
+      ok: true,
+      rejected: { items, message: `${where} rejected ${rejected} of the request's ${ITEMS[signal]}${text ? `: ${text}` : ' (no reason given)'}` },
     };
   }
   return text ? { ok: true, warning: text } : { ok: true };
