@@ -82,7 +82,6 @@ async function runLeg(leg: Leg): Promise<void> {
   await oap.start();
   const cfgPath = join(base, 'aszcol.yaml');
   writeFileSync(cfgPath, config(base, oap, leg));
-  const t0 = Date.now();
   const svc = startService(['--config', cfgPath], { killAfterMs: 280_000 });
   try {
     const addr = await svc.addresses();
@@ -100,41 +99,36 @@ async function runLeg(leg: Leg): Promise<void> {
       mcp: join(base, 'mcp.jsonl'),
       tools: 'Bash,Agent,Write,Edit,mcp__lab',
     };
+    // EDITFILE and MCPCALL answer by the session's first prompt, so each is a session of its own; DELEGATE continues the first.
     const first = await labRun({ ...common, prompt: 'PARALLEL please' } as LabOptions);
-    for (const prompt of ['DELEGATE this', 'EDITFILE now', 'MCPCALL now']) await labRun({ ...common, prompt, resume: first.session_id } as LabOptions);
-    const conversation = first.session_id;
-    const ranMs = Date.now() - t0;
+    await labRun({ ...common, prompt: 'DELEGATE this', resume: first.session_id } as LabOptions);
+    const edit = await labRun({ ...common, prompt: 'EDITFILE now' } as LabOptions);
+    const mcp = await labRun({ ...common, prompt: 'MCPCALL now' } as LabOptions);
+    const conversations = [first.session_id, edit.session_id, mcp.session_id];
     const truth = tokensFromLog(log);
     expect(Object.values(truth).some((v) => v > 0)).toBe(true);
 
     // The service lands, parses and sends on its own; wait (bounded) until the OAP holds every file on disk,
     // rebuilds the conversation our page serves, and its token meters have every call of the log.
-    let page: unknown;
-    let pageStatus = 0;
+    const pages = new Map<string, { status: number; body: unknown }>();
     const holdsAll = () => {
       const held = new Set(oap.accepted().map((f) => f.file));
       return filesOnDisk(join(base, 'data')).every((f) => held.has(f));
     };
-    for (let i = 0; i < 120; i++) {
-      if (holdsAll() && JSON.stringify(tokensByModel(oap)) === JSON.stringify(truth)) {
-        const r = await fetch(`http://${view}/api/c/${conversation}/view`);
-        pageStatus = r.status;
-        page = r.status === 200 ? await r.json() : await r.text();
-        if (r.status === 200 && JSON.stringify(oap.tables.view('Claude Code', conversation)) === JSON.stringify(page)) break;
+    const pagesMatch = async () => {
+      for (const c of conversations) {
+        const r = await fetch(`http://${view}/api/c/${c}/view`);
+        pages.set(c, { status: r.status, body: r.status === 200 ? await r.json() : await r.text() });
       }
+      return conversations.every(
+        (c) => pages.get(c)!.status === 200 && JSON.stringify(oap.tables.view('Claude Code', c)) === JSON.stringify(pages.get(c)!.body),
+      );
+    };
+    for (let i = 0; i < 120; i++) {
+      if (holdsAll() && JSON.stringify(tokensByModel(oap)) === JSON.stringify(truth) && (await pagesMatch())) break;
       await new Promise((res) => setTimeout(res, 500));
     }
 
-    console.log(
-      JSON.stringify({
-        leg: leg.name,
-        labMs: ranMs,
-        settledMs: Date.now() - t0 - ranMs,
-        files: oap.files.length,
-        points: oap.points.length,
-        requests: oap.requests.length,
-      }),
-    );
     // Every file accepted, none rejected or dropped, by the rule and builder the OAP runs.
     expect(oap.notStored()).toEqual([]);
     expect(oap.rejectedCounts()).toEqual({});
@@ -143,8 +137,12 @@ async function runLeg(leg: Leg): Promise<void> {
     expect(onDisk.filter((f) => !new Set(oap.accepted().map((a) => a.file)).has(f))).toEqual([]);
     expect(tokensByModel(oap)).toEqual(truth);
     // The conversation the OAP's view route would answer is the document our page serves.
-    expect({ pageStatus, page: pageStatus === 200 ? 'a document' : page }).toEqual({ pageStatus: 200, page: 'a document' });
-    expect(oap.tables.view('Claude Code', conversation)).toEqual(page);
+    expect(oap.tables.conversations('Claude Code')).toEqual([...conversations].sort());
+    for (const c of conversations) {
+      const page = pages.get(c);
+      expect({ c, status: page?.status }).toEqual({ c, status: 200 });
+      expect(oap.tables.view('Claude Code', c)).toEqual(page!.body);
+    }
 
     // Every metric point feeds at least one OAP meter; the token meters add up to the API's log.
     expect(oap.points.length).toBeGreaterThan(0);
@@ -157,7 +155,8 @@ async function runLeg(leg: Leg): Promise<void> {
     expect(oap.points.every((p) => p.labels.service_layer === 'AI_AGENT')).toBe(true);
     expect(oap.requests.every((r) => r.transport === leg.protocol)).toBe(true);
     expect(oap.refused).toEqual([]);
-    expect(readFileSync(join(base, 'mcp.jsonl'), 'utf8').length).toBeGreaterThan(0);
+    // The work script really ran: three MCP calls in the MCP server's own log.
+    expect(readFileSync(join(base, 'mcp.jsonl'), 'utf8').trim().split('\n')).toHaveLength(3);
   } finally {
     svc.child.kill('SIGTERM');
     await svc.exited;
