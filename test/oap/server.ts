@@ -90,7 +90,7 @@ export class TestOap {
         const signal = req.url === '/v1/logs' ? 'logs' : req.url === '/v1/metrics' ? 'metrics' : undefined;
         const refuse = (status: number, why: string) => {
           this.refused.push({ transport: 'http', status, why });
-          res.writeHead(status, { 'content-type': 'text/plain' }).end(why);
+          res.writeHead(status, { 'content-type': 'text/plain', connection: 'close' }).end(why);
         };
         if (!signal || req.method !== 'POST') return refuse(404, `no route ${req.method} ${req.url}`);
         if (size > OAP_HTTP_LIMIT) return refuse(413, `${size} bytes is over the ${OAP_HTTP_LIMIT}-byte request limit`);
