@@ -238,23 +238,26 @@ for (const protocol of ['grpc', 'http'] as const) {
       });
     const sentOf = (root: string, p: Pusher) => new PushState(root).sent(p.endpoint);
 
-    test('a refused request and a partial success leave their files unsent; the pass goes on; the next pass sends them', async () => {
+    test('a refused request leaves its files unsent and the pass goes on; a partial success is taken, its files recorded as rejected; the next pass sends only the refused', async () => {
       const root = copyRoot();
       const p = pusherFor(root);
       const since = sink.received.length;
       sink.fault({ kind: 'refuse' }, { kind: 'partial', rejected: 1 });
       const r1 = await p.pass();
-      expect(r1.problems).toHaveLength(2);
+      expect(r1.problems).toHaveLength(1);
       expect(r1.problems[0]).toMatch(protocol === 'grpc' ? /INVALID_ARGUMENT/ : /400/);
-      expect(r1.problems[1]).toMatch(/rejected 1 of the request's log records.*nothing is recorded as sent/);
+      expect(r1.rejected).toMatchObject({ items: 1, reasons: [expect.stringMatching(/rejected 1 of the request's log records: some were bad/)] });
       expect(r1.stoppedBy).toBeUndefined();
       const [refused, partial] = sink.received.slice(since);
       const relsOf = (x: typeof refused) =>
         x!.request.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords.map((rec: any) => attrs(rec.attributes)['asz.file'])));
-      const notSent = [...relsOf(refused), ...relsOf(partial)];
+      const notSent = relsOf(refused);
       expect(notSent.length).toBeGreaterThan(0);
       const sent = sentOf(root, p);
       for (const f of notSent) expect(sent.has(f)).toBe(false);
+      for (const f of relsOf(partial)) expect(sent.has(f)).toBe(true);
+      expect([...new PushState(root).rejected(p.endpoint).keys()].sort()).toEqual([...relsOf(partial)].sort());
+      expect(r1.rejected.files).toBe(relsOf(partial).length);
       expect(sent.size + notSent.length).toBe(rootFiles(root).size);
       expect(r1.pending).toBe(notSent.length);
       const r2 = await p.pass({ force: true });

@@ -4,8 +4,10 @@ import { afterAll, beforeAll } from '@jest/globals';
  * serving the LogsService and MetricsService that @grpc/proto-loader loads from proto/, and an
  * HTTP server taking POST /v1/logs and /v1/metrics with the same message types. Every request is
  * kept with what it decoded to. Faults are queued per request: refuse, throttle (429 with
- * Retry-After, RESOURCE_EXHAUSTED with RetryInfo), partial success, hang (no answer), and drop
- * (a TCP proxy in front cuts the connection in the middle of the request's bytes).
+ * Retry-After, RESOURCE_EXHAUSTED with RetryInfo), partial success, hang (no answer), slow (a
+ * success after a delay), an error status of the test's choosing, and drop (a TCP proxy in front
+ * cuts the connection in the middle of the request's bytes). A request size limit, like the OAP's
+ * 10 MiB on its HTTP port, answers 413 (RESOURCE_EXHAUSTED over gRPC) to every larger request.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -21,6 +23,9 @@ export type Fault =
   | { kind: 'throttle'; retryAfterSeconds: number }
   | { kind: 'partial'; rejected: number }
   | { kind: 'hang' }
+  | { kind: 'slow'; ms: number }
+  | { kind: 'status'; http: number; grpc: grpc.status; retryAfterSeconds?: number }
+  | { kind: 'too_large' }
   | { kind: 'drop' }
   | { kind: 'html' };
 
@@ -98,6 +103,9 @@ export class OtlpSink {
   grpcProxyAddress = '';
   httpProxyAddress = '';
   private readonly defs = loadDefs();
+  /** Requests larger than this many bytes (decoded body) are answered too large; 0 is no limit. */
+  maxRequestBytes = 0;
+  private lastBytes = 0;
 
   /** The next requests get these faults, in order; later ones are accepted. */
   fault(...f: Fault[]): void {
@@ -143,6 +151,9 @@ export class OtlpSink {
               const field = signal === 'logs' ? 'rejectedLogRecords' : 'rejectedDataPoints';
               return cb(null, { partialSuccess: { [field]: String(f.rejected), errorMessage: 'some were bad' } });
             }
+            if (f.kind === 'status') return cb({ code: f.grpc, details: `status ${f.grpc} by the test` });
+            if (f.kind === 'too_large')
+              return cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: `Received message larger than max (${this.lastBytes} vs. ${this.maxRequestBytes})` });
             return cb({ code: grpc.status.UNAVAILABLE, details: 'unavailable' });
           });
         },
@@ -187,6 +198,16 @@ export class OtlpSink {
           }
           if (f.kind === 'partial') {
             res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(responseBytes(signal, f.rejected));
+            return;
+          }
+          if (f.kind === 'status') {
+            const h: Record<string, string> = { 'content-type': 'text/plain' };
+            if (f.retryAfterSeconds !== undefined) h['retry-after'] = String(f.retryAfterSeconds);
+            res.writeHead(f.http, h).end(`status ${f.http} by the test`);
+            return;
+          }
+          if (f.kind === 'too_large') {
+            res.writeHead(413, { 'content-type': 'text/plain' }).end('request entity too large');
             return;
           }
           if (f.kind === 'html') {
@@ -254,10 +275,17 @@ export class OtlpSink {
     headers: Record<string, string>,
     answer: (f?: Fault) => void,
   ): void {
-    const f = this.faults.shift();
+    this.lastBytes = bytes;
+    const f: Fault | undefined = this.maxRequestBytes && bytes > this.maxRequestBytes ? { kind: 'too_large' } : this.faults.shift();
     this.received.push({ transport, signal, request, bytes, at: Date.now(), accepted: !f, fault: f?.kind, headers });
     if (f?.kind === 'hang') {
       this.hung.push(() => answer({ kind: 'refuse' }));
+      return;
+    }
+    if (f?.kind === 'slow') {
+      // A success that comes after the client gave up: the receiver has it, the client cannot know.
+      const timer = setTimeout(() => answer(), f.ms);
+      this.hung.push(() => clearTimeout(timer));
       return;
     }
     answer(f);

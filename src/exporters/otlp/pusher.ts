@@ -306,6 +306,15 @@ export class Pusher {
           continue;
         }
         refused.any ||= !stopsPass(outcome);
+        this.o.onFailed?.(signal, current.items, outcome.kind);
+        r.problems.push(`${signal}: ${outcome.message} (${current.files.length} file(s) left for the next pass)`);
+        this.o.log?.(stopsPass(outcome) ? 'warn' : 'error', 'export request not taken', {
+          endpoint: this.endpoint,
+          signal,
+          outcome: outcome.kind,
+          files: current.files.length,
+          error: outcome.message,
+        });
         if (outcome.kind === 'throttled') this.bucket.empty();
         if (stopsPass(outcome)) return await end(outcome);
       }
