@@ -124,7 +124,7 @@ async function runLeg(leg: Leg): Promise<void> {
         (c) => pages.get(c)!.status === 200 && JSON.stringify(oap.tables.view('Claude Code', c)) === JSON.stringify(pages.get(c)!.body),
       );
     };
-    for (let i = 0; i < 120; i++) {
+    for (let i = 0; i < 180; i++) {
       if (holdsAll() && JSON.stringify(tokensByModel(oap)) === JSON.stringify(truth) && (await pagesMatch())) break;
       await new Promise((res) => setTimeout(res, 500));
     }
