@@ -26,8 +26,8 @@ export interface RunningService {
   addresses: () => Promise<Record<string, string>>;
 }
 
-/** Starts `aszcol` (the service) as a real process. */
-export function startService(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): RunningService {
+/** Starts `aszcol` (the service) as a real process; it is killed after `killAfterMs` (2 minutes) if still running. */
+export function startService(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; killAfterMs?: number } = {}): RunningService {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: LogRecord[] = [];
   const plain: string[] = [];
@@ -55,7 +55,7 @@ export function startService(args: string[], opts: { cwd?: string; env?: NodeJS.
         }
     }
   });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const killer = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 120_000);
   const exited = new Promise<{ code: number; at: number }>((res) => {
     child.on('close', (code, signal) => {
       clearTimeout(killer);

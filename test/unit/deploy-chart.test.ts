@@ -7,11 +7,10 @@ import { parse, parseAllDocuments } from 'yaml';
 import { ConfigMap, PersistentVolumeClaim, Service } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { parseConfig, embeddedDefaultYaml, type AszConfig } from '../../src/service/config.js';
-import { configProblems } from '../../src/config/errors.js';
 import { parseDuration } from '../../src/util/units.js';
-import { ConfigError } from '../../src/util/errors.js';
 import { REPO } from '../helpers/cli.js';
 import { renderChart, renderTemplate, valuesPathsUsed, TemplateError, type RenderContext } from '../helpers/helm-render.js';
+import { endpointKey, type OtlpExporterConfig } from '../../src/exporters/otlp/config.js';
 
 const CHART = join(REPO, 'helm', 'aszcol');
 const K8S = join(REPO, 'deploy', 'k8s');
@@ -237,19 +236,33 @@ describe('the helm chart', () => {
     expect(cfg.service.pipelines[0]!.receivers).toEqual(['claude_code_otlp']);
   });
 
-  test('with oap.endpoint the configuration sends sessions and metrics to otlp/oap (refused only while the exporter is not in this build)', () => {
-    const ms = manifests(renderChart(CHART, { values: { oap: { endpoint: 'oap.skywalking:11800' } } }).text);
-    const text = one(ms, 'ConfigMap').data['aszcol.yaml'] as string;
-    const doc = parse(text);
-    expect(doc.exporters).toEqual({ 'otlp/oap': { protocol: 'grpc', endpoint: 'oap.skywalking:11800' } });
-    expect(doc.service.pipelines.sessions.exporters).toEqual(['otlp/oap']);
-    expect(doc.service.pipelines.metrics).toEqual({ receivers: ['claude_code_otlp'], exporters: ['otlp/oap'] });
-    try {
-      parseConfig(text, {}, 'oap', REGISTRY);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      for (const p of configProblems(err)) expect(p).toMatch(/is not available in this build/);
+  test('oap.endpoint reaches either OAP port: host:port is gRPC (11800), a URL is OTLP/HTTP on the core port (12800); sessions and metrics both go there', () => {
+    for (const [endpoint, protocol, key] of [
+      ['oap.skywalking:11800', 'grpc', 'grpc://oap.skywalking:11800'],
+      ['http://oap.skywalking:12800', 'http', 'http://oap.skywalking:12800'],
+    ] as const) {
+      const ms = manifests(renderChart(CHART, { values: { oap: { endpoint, instanceId: 'team-a@cluster-1' } } }).text);
+      const text = one(ms, 'ConfigMap').data['aszcol.yaml'] as string;
+      const doc = parse(text);
+      expect(doc.exporters).toEqual({ 'otlp/oap': { endpoint, instance_id: 'team-a@cluster-1' } });
+      expect(doc.service.pipelines.sessions.exporters).toEqual(['otlp/oap']);
+      expect(doc.service.pipelines.metrics).toEqual({ receivers: ['claude_code_otlp'], exporters: ['otlp/oap'] });
+      const cfg = parseConfig(text, {}, 'oap', REGISTRY);
+      const exporter = cfg.components.find((c) => c.id === 'otlp/oap')!.config as OtlpExporterConfig;
+      expect({ protocol: exporter.protocol, receiver: endpointKey(exporter), layer: exporter.layer, instance: exporter.instanceId }).toEqual({
+        protocol,
+        receiver: key,
+        layer: 'AI_AGENT',
+        instance: 'team-a@cluster-1',
+      });
     }
+    // Said outright, the protocol is written as said.
+    const forced = parse(
+      one(manifests(renderChart(CHART, { values: { oap: { endpoint: 'http://oap:12800', protocol: 'grpc' } } }).text), 'ConfigMap').data[
+        'aszcol.yaml'
+      ] as string,
+    );
+    expect(forced.exporters['otlp/oap'].protocol).toBe('grpc');
   });
 
   test('the deployed configurations run every processor and extension the embedded default runs', () => {

@@ -374,6 +374,12 @@ describe('configuration', () => {
     });
   });
 
+  test("without a protocol, the endpoint says it: a URL is OTLP/HTTP (the OAP's core port), host:port is gRPC", () => {
+    expect(v({ endpoint: 'http://oap:12800' })).toMatchObject({ protocol: 'http' });
+    expect(endpointKey(v({ endpoint: 'https://oap:12800' }))).toBe('https://oap:12800');
+    expect(v({ endpoint: 'oap:11800' })).toMatchObject({ protocol: 'grpc' });
+  });
+
   test('the identity: a named service and instance are one line of text; white space, control characters and overlong names are refused at their path', () => {
     expect(v({ endpoint: 'h:1', service_name: 'Claude Code', instance_id: 'alice@example.com' })).toMatchObject({
       serviceName: 'Claude Code',
@@ -388,7 +394,7 @@ describe('configuration', () => {
 
   test('every refusal names its exact path', () => {
     refused({}, 'exporters.otlp/oap.endpoint', /required/);
-    refused({ endpoint: 'http://oap:11800' }, 'exporters.otlp/oap.endpoint', /host:port/);
+    refused({ protocol: 'grpc', endpoint: 'http://oap:11800' }, 'exporters.otlp/oap.endpoint', /host:port/);
     refused({ protocol: 'http', endpoint: 'oap:12800' }, 'exporters.otlp/oap.endpoint', /base URL/);
     refused({ protocol: 'http', endpoint: 'http://oap:12800/v1/logs' }, 'exporters.otlp/oap.endpoint', /appended/);
     refused({ protocol: 'udp', endpoint: 'h:1' }, 'exporters.otlp/oap.protocol', /one of grpc, http/);

@@ -5,7 +5,7 @@
  * ```yaml
  * exporters:
  *   otlp/oap:
- *     protocol: grpc               # or http: POST <endpoint>/v1/logs and /v1/metrics, protobuf
+ *     protocol: grpc               # or http: POST <endpoint>/v1/logs and /v1/metrics, protobuf; unset: http for an http(s):// endpoint, else grpc
  *     endpoint: 127.0.0.1:11800    # grpc: host:port; http: a base URL such as http://127.0.0.1:12800
  *     tls: false                   # grpc only; http takes TLS from the URL's scheme
  *     ca_file: ""                  # PEM roots to trust instead of the system's (TLS only)
@@ -96,9 +96,10 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExporterConfig {
   const m = mapping(raw, path, KEYS);
-  const protocol = str(m.protocol, join(path, 'protocol'), 'grpc', { oneOf: ['grpc', 'http'] }) as Protocol;
   const endpointPath = join(path, 'endpoint');
   const endpointText = str(m.endpoint, endpointPath, '', { nonEmpty: true }).trim();
+  // Unset, the endpoint says it: a URL is OTLP/HTTP (the OAP's core port 12800), host:port is gRPC (11800).
+  const protocol = str(m.protocol, join(path, 'protocol'), /^https?:\/\//i.test(endpointText) ? 'http' : 'grpc', { oneOf: ['grpc', 'http'] }) as Protocol;
   let grpc: Endpoint | undefined;
   let url: URL | undefined;
   if (protocol === 'grpc') {
