@@ -40,7 +40,8 @@ export const firstDir = (key: SortKey): 'asc' | 'desc' => (key === 'title' || ke
 export function readListQuery(search: string): ListQuery {
   const p = new URLSearchParams(search);
   const sort = (SORT_KEYS as readonly string[]).includes(p.get('sort') ?? '') ? (p.get('sort') as SortKey) : DEFAULT_QUERY.sort;
-  const dir = p.get('dir') === 'asc' || p.get('dir') === 'desc' ? (p.get('dir') as 'asc' | 'desc') : sort === DEFAULT_QUERY.sort ? DEFAULT_QUERY.dir : firstDir(sort);
+  const dir =
+    p.get('dir') === 'asc' || p.get('dir') === 'desc' ? (p.get('dir') as 'asc' | 'desc') : sort === DEFAULT_QUERY.sort ? DEFAULT_QUERY.dir : firstDir(sort);
   return { q: p.get('q') ?? '', project: p.get('project') ?? '', sort, dir };
 }
 

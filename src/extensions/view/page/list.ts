@@ -40,7 +40,14 @@ const COLUMNS: Column[] = [
     optional: (r) => r.cost_usd,
     cell: (r) => (r.cost_usd === undefined ? dash() : `$${r.cost_usd.toFixed(r.cost_usd < 1 ? 4 : 2)}`),
   },
-  { key: 'api_ms', label: 'API time', sort: 'api_ms', numeric: true, optional: (r) => r.api_ms, cell: (r) => (r.api_ms === undefined ? dash() : fmtDur(r.api_ms)) },
+  {
+    key: 'api_ms',
+    label: 'API time',
+    sort: 'api_ms',
+    numeric: true,
+    optional: (r) => r.api_ms,
+    cell: (r) => (r.api_ms === undefined ? dash() : fmtDur(r.api_ms)),
+  },
   { key: 'tools', label: 'Tools', sort: 'tools', numeric: true, cell: (r) => count(r.tools) },
   { key: 'subagents', label: 'Subagents', sort: 'subagents', numeric: true, cell: (r) => count(r.subagents) },
   {
@@ -99,14 +106,25 @@ function table(rows: ListRow[], columns: Column[], q: ListQuery, onSort: (key: S
         'tr',
         { class: 'conv-row', 'data-id': r.id },
         titleCell(r),
-        columns.map((c) => h('td', { class: `${c.numeric ? 'n' : ''}${c.key === 'unresolved' && r.unresolved ? ' q-unresolved' : ''}`, 'data-col': c.key }, c.cell(r))),
+        columns.map((c) =>
+          h('td', { class: `${c.numeric ? 'n' : ''}${c.key === 'unresolved' && r.unresolved ? ' q-unresolved' : ''}`, 'data-col': c.key }, c.cell(r)),
+        ),
       ),
     );
   }
   const el = h(
     'table',
     { 'aria-label': 'Conversations' },
-    h('thead', null, h('tr', null, sortHeader('Title', 'title'), columns.map((c) => (c.sort ? sortHeader(c.label, c.sort, c.numeric) : h('th', null, c.label))))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        sortHeader('Title', 'title'),
+        columns.map((c) => (c.sort ? sortHeader(c.label, c.sort, c.numeric) : h('th', null, c.label))),
+      ),
+    ),
     body,
   );
   // Arrow keys move between the rows' links, so the list reads without a mouse.
@@ -130,7 +148,13 @@ export async function renderList(main: HTMLElement): Promise<Page> {
   let query = readListQuery(location.search);
   let answer: ListAnswer | undefined;
   const heading = h('h1');
-  const search = h('input', { type: 'search', class: 'search', placeholder: 'Search titles and prompts', 'aria-label': 'Search titles and prompts', 'data-testid': 'list-search' });
+  const search = h('input', {
+    type: 'search',
+    class: 'search',
+    placeholder: 'Search titles and prompts',
+    'aria-label': 'Search titles and prompts',
+    'data-testid': 'list-search',
+  });
   const project = h('select', { 'aria-label': 'Project', 'data-testid': 'list-project' });
   const controls = h('div', { class: 'list-controls' }, search, project);
   const tableHost = h('div');
@@ -158,11 +182,16 @@ export async function renderList(main: HTMLElement): Promise<Page> {
     const all = answer.conversations;
     const shown = sortRows(filterRows(all, query), query.sort, query.dir);
     clear(heading);
-    heading.append('Conversations ', h('span', { class: 'faint', 'data-testid': 'list-count' }, shown.length === all.length ? `(${all.length})` : `(${shown.length} of ${all.length})`));
+    heading.append(
+      'Conversations ',
+      h('span', { class: 'faint', 'data-testid': 'list-count' }, shown.length === all.length ? `(${all.length})` : `(${shown.length} of ${all.length})`),
+    );
     const columns = COLUMNS.filter((c) => !c.optional || all.some((r) => c.optional!(r) !== undefined));
     const onSort = (key: SortKey) => commit({ ...query, sort: key, dir: query.sort === key ? (query.dir === 'asc' ? 'desc' : 'asc') : firstDir(key) }, true);
     tableHost.append(
-      shown.length ? table(shown, columns, query, onSort) : h('p', { class: 'muted', 'data-testid': 'list-none' }, 'No conversation matches the search and the project.'),
+      shown.length
+        ? table(shown, columns, query, onSort)
+        : h('p', { class: 'muted', 'data-testid': 'list-none' }, 'No conversation matches the search and the project.'),
     );
   }
 

@@ -38,11 +38,7 @@ export function totalsStrip(m: Model): HTMLElement {
   return h(
     'div',
     { class: 'totals', 'data-testid': 'totals' },
-    stat(
-      'tokens',
-      t.withUsage ? `${fmtCount(t.tokensIn)} in · ${fmtCount(t.tokensOut)} out · ${fmtCount(t.tokensCache)} cache` : 'unknown',
-      'total-tokens',
-    ),
+    stat('tokens', t.withUsage ? `${fmtCount(t.tokensIn)} in · ${fmtCount(t.tokensOut)} out · ${fmtCount(t.tokensCache)} cache` : 'unknown', 'total-tokens'),
     stat('model calls', fmtCount(t.calls), 'total-calls'),
     stat('tools', fmtCount(t.tools), 'total-tools'),
     stat('duration', fmtDur(t.durationMs), 'total-duration'),

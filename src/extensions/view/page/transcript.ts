@@ -211,7 +211,7 @@ export class Transcript {
   private childRows(kids: ViewNode[], level: number, into: HTMLElement): void {
     const firstCall = kids.findIndex((k) => k.kind === 'llm.call');
     const before = firstCall === -1 ? kids.length : firstCall;
-    for (let i = 0; i < kids.length; ) {
+    for (let i = 0; i < kids.length;) {
       let j = i;
       while (j < before && kids[j]!.kind === 'context.injection') j++;
       if (j - i >= 2) {
