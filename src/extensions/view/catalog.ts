@@ -182,7 +182,7 @@ export class ViewCatalog {
 
   /**
    * A row's facts, worked out again only when the conversation's rounds moved: a list read while
-   * nothing is parsed folds nothing. A chain that does not fold yet gives no facts, not an error.
+   * nothing is parsed folds nothing. A chain that does not fold gives the reason instead of facts.
    */
   private rowFactsOf(id: string): RowFacts {
     const key = listRounds(this.root, id)
@@ -193,8 +193,9 @@ export class ViewCatalog {
     let facts: RowFacts = {};
     try {
       facts = this.build(id).facts;
-    } catch {
-      /* the conversation's own page says why it cannot be read */
+    } catch (err) {
+      // Said on the row; the conversation's own page says it in full.
+      facts = { unreadable: (err as Error).message };
     }
     this.facts.set(id, { key, facts });
     return facts;

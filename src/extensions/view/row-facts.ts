@@ -24,6 +24,8 @@ export interface RowFacts {
   tokens_cache?: number;
   tools?: number;
   prompts?: string[];
+  /** Why the facts could not be worked out (the chain or its landed files do not read). */
+  unreadable?: string;
 }
 
 /** One line, whitespace collapsed, cut at a word where one is near and marked with an ellipsis. */

@@ -89,6 +89,7 @@ function titleCell(r: ListRow): HTMLElement {
     { class: 'title-cell' },
     h('a', { href: `/c/${encodeURIComponent(r.id)}`, class: 'conv-link', 'data-title-from': r.title_from ?? 'none' }, r.title ?? r.id),
     r.title ? h('div', { class: 'faint mono' }, r.id) : null,
+    r.unreadable ? h('div', { class: 'q-unresolved', 'data-testid': 'row-unreadable' }, `cannot be read: ${r.unreadable}`) : null,
   );
 }
 
