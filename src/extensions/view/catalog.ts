@@ -190,7 +190,7 @@ export class ViewCatalog {
       .join('|');
     const hit = this.facts.get(id);
     if (hit && hit.key === key) return hit.facts;
-    let facts: RowFacts = {};
+    let facts: RowFacts;
     try {
       facts = this.build(id).facts;
     } catch (err) {
