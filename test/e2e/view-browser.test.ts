@@ -146,10 +146,10 @@ describe('the view in headless Chromium', () => {
 
     // The Agent call: name, result, the join's quality; its evidence is the landed record.
     const call = page.locator('.row[data-kind="agent.call"]');
-    expect(await call.textContent()).toMatch(/Agent.*result available.*exact_unique.*starts/);
+    expect(await call.textContent()).toMatch(/Agent.*result available.*exact.*starts/);
     await call.click();
     await page.click('#tab-relations');
-    expect(await page.locator('.edge[data-edge=starts]').textContent()).toMatch(/stream\/a[0-9a-f]{16}.*exact_unique/);
+    expect(await page.locator('.edge[data-edge=starts]').textContent()).toMatch(/stream\/a[0-9a-f]{16}.*exact/);
     await page.click('#tab-evidence');
     const record = page.locator('.evidence-record');
     await record.waitFor();
@@ -168,7 +168,7 @@ describe('the view in headless Chromium', () => {
     // The child stream's talk: from the Streams tab to the transcript, opened.
     await page.click('#left-streams');
     const childRow = page.locator('tr[data-stream^="a"]');
-    expect(await childRow.textContent()).toMatch(/helper task.*child.*main.*exact_unique/);
+    expect(await childRow.textContent()).toMatch(/helper task.*child.*main.*exact/);
     await childRow.locator('td:nth-child(6) button').click();
     const childTalk = page.locator('.talk.child > .row[data-kind=talk]');
     await childTalk.waitFor();

@@ -25,7 +25,10 @@ export const PAGE_HTML = `<!doctype html>
 </html>
 `;
 
-/** The spec's dark palette: deep navy ground, blue/green/orange/purple/teal/pink/red accents. */
+/**
+ * The spec's dark palette: deep navy ground, blue/green/orange/purple/teal/pink/red accents; a
+ * light one beside it when the system asks for light (CSS only, nothing to click).
+ */
 export const STYLE_CSS = `
 :root {
   --ground: #07111f; --surface: #0d1929; --surface2: #11213a; --line: #263b55;
@@ -33,7 +36,17 @@ export const STYLE_CSS = `
   --blue: #58a8ff; --green: #35c980; --orange: #f4a641; --purple: #ac8cff; --teal: #31c7bd; --pink: #ef6eae; --red: #ff6f78;
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
   --sans: Inter, system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  --selected: #13284a; --bad-ground: #2a1218; --bad-text: #ffc9cd; --warn-ground: #241b0e;
   color-scheme: dark;
+}
+@media (prefers-color-scheme: light) {
+  :root {
+    --ground: #f7f9fc; --surface: #ffffff; --surface2: #eaf0f7; --line: #d3dce8;
+    --text: #14202e; --muted: #4d6077; --faint: #73859a;
+    --blue: #1f6fd1; --green: #16844f; --orange: #b26a00; --purple: #6d4fc9; --teal: #0c8a82; --pink: #c0357a; --red: #c8323e;
+    --selected: #dce9fb; --bad-ground: #fdecee; --bad-text: #8a1c26; --warn-ground: #fff4e0;
+    color-scheme: light;
+  }
 }
 * { box-sizing: border-box; }
 html, body { margin: 0; height: 100%; }
@@ -81,6 +94,12 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 500; font-size: 12px; position: sticky; top: 0; background: var(--ground); }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+.list-controls { display: flex; gap: 10px; margin: 0 0 12px; flex-wrap: wrap; }
+.list-controls input, .list-controls select { background: var(--surface); color: var(--text); border: 1px solid var(--line); border-radius: 6px; padding: 5px 8px; font: inherit; }
+.list-controls input { flex: 0 1 420px; min-width: 200px; }
+th button.sort { background: none; border: 0; padding: 0; color: inherit; font: inherit; cursor: pointer; text-align: inherit; }
+th[aria-sort=ascending], th[aria-sort=descending] { color: var(--text); }
+td.title-cell { max-width: 460px; overflow-wrap: anywhere; }
 tr.conv-row:hover td, tr.conv-row:focus-within td { background: var(--surface); }
 .empty { border: 1px dashed var(--line); border-radius: 8px; padding: 20px; max-width: 720px; background: var(--surface); }
 .empty code { display: block; margin-top: 10px; padding: 8px 10px; background: var(--ground); border-radius: 6px; color: var(--green); }
@@ -90,7 +109,7 @@ tr.conv-row:hover td, tr.conv-row:focus-within td { background: var(--surface); 
 .summary h1 { margin: 0; font-size: 16px; }
 .summary .stat b { color: var(--text); font-weight: 600; font-variant-numeric: tabular-nums; }
 .summary .stat { color: var(--muted); font-size: 13px; }
-.problems { margin: 0; padding: 8px 16px 8px 32px; background: #2a1218; border-bottom: 1px solid #6d2c33; color: #ffc9cd; font-size: 13px; flex: none; }
+.problems { margin: 0; padding: 8px 16px 8px 32px; background: var(--bad-ground); border-bottom: 1px solid #6d2c33; color: var(--bad-text); font-size: 13px; flex: none; }
 .timeline { position: relative; flex: none; border-bottom: 1px solid var(--line); background: var(--surface); }
 .timeline canvas { display: block; width: 100%; cursor: pointer; }
 .timeline .legend { position: absolute; right: 12px; bottom: 2px; font-size: 11px; color: var(--faint); pointer-events: none; }
@@ -110,7 +129,7 @@ tr.conv-row:hover td, tr.conv-row:focus-within td { background: var(--surface); 
 .row { display: flex; gap: 8px; align-items: baseline; padding: 3px 12px; border-left: 3px solid transparent; cursor: pointer; min-width: 0; }
 .row:hover { background: var(--surface); }
 .row:focus { outline: none; background: var(--surface2); border-left-color: var(--blue); }
-.row.selected { background: #13284a; border-left-color: var(--teal); }
+.row.selected { background: var(--selected); border-left-color: var(--teal); }
 .row .tw { width: 14px; flex: none; color: var(--faint); text-align: center; }
 .row .txt { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1 1 45%; }
 .row .meta { color: var(--faint); font-size: 12px; white-space: nowrap; flex: 0 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; }
@@ -121,12 +140,18 @@ tr.conv-row:hover td, tr.conv-row:focus-within td { background: var(--surface); 
 .talk > .row { padding: 8px 10px; border-radius: 8px 8px 0 0; align-items: center; }
 .talk.open > .row { border-bottom: 1px solid var(--line); }
 .talk .label { font-weight: 600; }
-.talk .reply { padding: 0 12px 8px 36px; color: var(--muted); font-size: 13px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.talk .reply { padding: 0 12px 8px 36px; color: var(--muted); font-size: 13px; overflow-wrap: anywhere; }
+.talk > .row { flex-wrap: wrap; }
+.talk > .row .txt { white-space: normal; overflow-wrap: anywhere; }
+.talk > .row .meta { white-space: normal; overflow: visible; }
+.row.ctx-group { cursor: pointer; }
+.row.ctx-group .ctx-toggle { font-family: var(--sans); color: var(--muted); }
+.summary .totals { display: flex; flex-wrap: wrap; gap: 6px 14px; flex-basis: 100%; }
 .talk.child { border-color: #3b3566; }
 .stream-tag { font-family: var(--mono); font-size: 11.5px; color: var(--purple); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 180px; flex: none; }
 .stream-tag.main { color: var(--blue); }
 .kids { padding: 4px 0 6px; }
-.unres-inline { margin: 2px 12px 2px 40px; padding: 3px 8px; border-left: 2px solid var(--red); background: #24121a; color: #ffc9cd; font-size: 12.5px; }
+.unres-inline { margin: 2px 12px 2px 40px; padding: 3px 8px; border-left: 2px solid var(--red); background: var(--bad-ground); color: var(--bad-text); font-size: 12.5px; }
 .unres-inline.settled { border-left-color: var(--line); background: var(--surface); color: var(--muted); }
 .section-title { padding: 12px 16px 4px; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .6px; }
 
@@ -140,7 +165,7 @@ tr.conv-row:hover td, tr.conv-row:focus-within td { background: var(--surface); 
 .change-talk h3 { font-size: 13px; margin: 14px 0 6px; } .change summary { cursor: pointer; padding: 3px 0; }
 pre.text { white-space: pre-wrap; word-break: break-word; background: var(--ground); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; margin: 4px 0 12px; max-height: 340px; overflow: auto; font: 12.5px/1.45 var(--mono); }
 .note { color: var(--faint); font-size: 12px; margin: -6px 0 10px; }
-.dropped { border: 1px solid #6b4d22; background: #241b0e; border-radius: 6px; padding: 6px 10px; margin: 6px 0 12px; font-size: 13px; }
+.dropped { border: 1px solid #6b4d22; background: var(--warn-ground); border-radius: 6px; padding: 6px 10px; margin: 6px 0 12px; font-size: 13px; }
 .dropped h3, .insp h3 { font-size: 12px; text-transform: uppercase; letter-spacing: .5px; color: var(--muted); margin: 12px 0 6px; font-weight: 600; }
 .dropped h3 { color: var(--orange); margin-top: 2px; }
 .edge { display: grid; grid-template-columns: auto auto minmax(0, 1fr); gap: 4px 8px; align-items: baseline; padding: 6px 0; border-bottom: 1px solid var(--line); font-size: 13px; }

@@ -6,8 +6,11 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildView } from '../../formats/view/build.js';
+import type { ViewDocument } from '../../formats/view/types.js';
 import { loadViewInput, ViewUnavailable } from './load.js';
 import { buildChanges, type ChangesAnswer } from './changes.js';
+
+import { rowFacts, type RowFacts } from './row-facts.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import type { Header, SdRecord } from '../../formats/session-data/types.js';
 import type { RoundHeader } from '../../formats/session-flow/types.js';
@@ -21,9 +24,11 @@ const MAX_CACHED_DOCS = 8;
 export const FILL_HINT = 'run `aszcol collect --once && aszcol parse` to fill it';
 
 /** One row of the list. A count the head round's header does not carry is left out: unknown, not zero. */
-export interface ConversationRow {
+export interface ConversationRow extends RowFacts {
   id: string;
   title?: string;
+  /** `runtime`: the runtime's own title records; `prompt`: the first prompt, trimmed, where the runtime gave none. */
+  title_from?: 'runtime' | 'prompt';
   talks?: number;
   steps?: number;
   streams?: number;
@@ -123,6 +128,8 @@ export class ViewCatalog {
   private readonly docs = new Map<string, { key: string; json: string; builtMs: number }>();
   private readonly landedScans = new Map<string, { at: number; sig: string }>();
   private readonly sessions = new Map<string, string>();
+  /** What each list row adds to its header, as of the rounds it was worked out from. */
+  private readonly facts = new Map<string, { key: string; facts: RowFacts }>();
   private seen = '';
   private generation = 0;
   private lastRefresh: string | undefined;
@@ -157,7 +164,10 @@ export class ViewCatalog {
       const h = this.headHeader(id);
       if (!h) continue;
       const row: ConversationRow = { id, rounds: h.round };
-      if (h.title) row.title = h.title;
+      const facts = this.rowFactsOf(id);
+      Object.assign(row, facts);
+      if (h.title) Object.assign(row, { title: h.title, title_from: 'runtime' });
+      else if (facts.first_prompt) Object.assign(row, { title: facts.first_prompt, title_from: 'prompt' });
       const from = ms(h.session_from_time),
         to = ms(h.session_through_time);
       if (from !== undefined) row.from = from;
@@ -170,6 +180,33 @@ export class ViewCatalog {
     }
     // Most recent activity first; a conversation with no time goes last.
     return rows.sort((a, b) => (b.to ?? -Infinity) - (a.to ?? -Infinity) || (a.id < b.id ? -1 : 1));
+  }
+
+  /**
+   * A row's facts, worked out again only when the conversation's rounds moved: a list read while
+   * nothing is parsed folds nothing. A chain that does not fold gives the reason instead of facts.
+   */
+  private rowFactsOf(id: string): RowFacts {
+    const key = listRounds(this.root, id)
+      .map((r) => this.sized(r))
+      .join('|');
+    const hit = this.facts.get(id);
+    if (hit && hit.key === key) return hit.facts;
+    let facts: RowFacts;
+    try {
+      facts = this.build(id).facts;
+    } catch (err) {
+      // Said on the row; the conversation's own page says it in full.
+      facts = { unreadable: (err as Error).message };
+    }
+    this.facts.set(id, { key, facts });
+    return facts;
+  }
+
+  private build(id: string): { doc: ViewDocument; facts: RowFacts } {
+    const input = loadViewInput(this.root, id);
+    const doc = buildView(input);
+    return { doc, facts: rowFacts(this.root, input, doc) };
   }
 
   /** A round file as a listing sees it: its name and its size, which moves while it is being written. */
@@ -238,7 +275,12 @@ export class ViewCatalog {
       return { ...hit, cached: true };
     }
     const t0 = performance.now();
-    const json = JSON.stringify(buildView(loadViewInput(this.root, id)));
+    const { doc, facts } = this.build(id);
+    this.facts.set(id, { key: rounds.map((r) => this.sized(r)).join('|'), facts });
+    // The page's header titles the conversation as the list does, and says where the title came from.
+    if (doc.summary.title) Object.assign(doc.summary, { title_from: 'runtime' });
+    else if (facts.first_prompt) Object.assign(doc.summary, { title: facts.first_prompt, title_from: 'prompt' });
+    const json = JSON.stringify(doc);
     const built = { key, json, builtMs: performance.now() - t0 };
     // The most recently read conversations stay; a reader going through a long list does not grow memory without end.
     this.docs.delete(id);

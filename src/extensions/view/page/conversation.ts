@@ -15,6 +15,9 @@ import { Transcript } from './transcript.js';
 import { changesPanel } from './changes.js';
 import type { ChangesAnswer } from '../changes.js';
 
+import { totalsStrip } from './totals.js';
+import { readConversationUrl, recordSelection, type ConversationUrl } from './url-state.js';
+
 const LEFT_TABS: [UiState['leftTab'], string][] = [
   ['transcript', 'Transcript'],
   ['changes', 'Changes'],
@@ -96,8 +99,13 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
     clear(summary);
     crumb.textContent = s.title ?? id;
     document.title = `${s.title ?? id} · aszcol view`;
+    const from = (s as { title_from?: string }).title_from;
     summary.append(
-      h('h1', null, s.title ?? h('span', { class: 'muted' }, '(untitled)')),
+      h(
+        'h1',
+        { 'data-title-from': from ?? 'none', title: from === 'prompt' ? 'No title was recorded: this is the first prompt.' : undefined },
+        s.title ?? h('span', { class: 'muted' }, '(untitled)'),
+      ),
       badge(s.state, `s-${s.state}`),
       stat('talks', fmtCount(s.talks)),
       stat('steps', fmtCount(s.steps)),
@@ -108,6 +116,7 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
       h('span', { class: 'stat' }, 'unresolved ', h('b', { class: s.unresolved ? 'q-unresolved' : '' }, `${s.unresolved} open`)),
       stat('span', s.from !== undefined && s.to !== undefined ? `${fmtTime(s.from, true)} → ${fmtTime(s.to, true)} UTC (${fmtDur(s.to - s.from)})` : '—'),
       h('span', { class: 'stat faint' }, `head r${d.head.round} ${short(d.head.digest)}`),
+      totalsStrip(model),
     );
     clear(problems);
     problems.hidden = !s.problems.length;
@@ -337,7 +346,19 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
     }
   }
 
+  /** True while the page follows the URL (a first load, Back): what it selects then is not a new history entry. */
+  let restoring = false;
+  const here = (): ConversationUrl => {
+    const e = state.selected ? model.nodes.get(state.selected) : undefined;
+    return { talk: e?.talk, step: state.selected, tab: state.inspectorTab };
+  };
+
   function select(target: string, opts: { reveal?: boolean; focus?: boolean }): void {
+    selectOnly(target, opts);
+    if (!restoring) recordSelection(here(), true);
+  }
+
+  function selectOnly(target: string, opts: { reveal?: boolean; focus?: boolean }): void {
     // A stream's or a relation's end is shown where it lives: a stream by its first talk when asked to reveal.
     state.selected = target;
     state.evidence = 0;
@@ -393,6 +414,32 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
     }
   });
 
+  // A tab the reader picks replaces the URL's entry rather than adding one: Back goes to the step before.
+  const showTab = inspector.show.bind(inspector);
+  inspector.show = (tab, focusTab) => {
+    showTab(tab, focusTab);
+    if (!restoring) recordSelection(here(), false);
+  };
+
+  /** Shows what a URL names: its talk opened, its step selected, its tab; the first talk when it names none. */
+  function follow(u: ConversationUrl): void {
+    restoring = true;
+    try {
+      const target = [u.step, u.talk].find((x) => x !== undefined && model.nodes.has(x)) ?? model.doc.talks[0]?.id;
+      if (u.talk && model.nodes.has(u.talk)) state.open.add(u.talk);
+      else if (target === model.doc.talks[0]?.id && target) state.open.add(target);
+      if (target) {
+        const talk = model.nodes.get(target)?.talk;
+        if (talk) transcript.redrawTalk(talk);
+        selectOnly(target, { reveal: true, focus: true });
+      }
+      inspector.show(u.tab ?? 'details');
+    } finally {
+      restoring = false;
+    }
+  }
+  window.addEventListener('popstate', () => follow(readConversationUrl(location.search)));
+
   function drawAll(): void {
     drawSummary();
     drawLeft();
@@ -401,9 +448,11 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   }
 
   drawAll();
+  const asked = readConversationUrl(location.search);
   // Open the first talk, so the page shows work rather than a list of closed cards.
   const firstTalk = model.doc.talks[0];
-  if (firstTalk) {
+  if (asked.step || asked.talk || asked.tab) follow(asked);
+  else if (firstTalk) {
     state.open.add(firstTalk.id);
     state.selected = firstTalk.id;
     transcript.redrawTalk(firstTalk.id);

@@ -1,4 +1,5 @@
 /** Small DOM and formatting helpers for the page. Text always goes in as text, never as markup. */
+import { QUALITY_LABELS } from './labels.js';
 
 export type Child = Node | string | number | null | undefined | false | Child[];
 
@@ -70,9 +71,12 @@ export function badge(text: string, cls = ''): HTMLElement {
   return h('span', { class: `badge ${cls}`.trim() }, text);
 }
 
-/** A quality or a content state, coloured by how much it can be trusted. */
+/** A quality or a content state, coloured by how much it can be trusted; a quality in plain words, its definition on hover. */
 export function quality(q: string | undefined): HTMLElement | null {
-  return q ? badge(q, `q-${q} s-${q}`) : null;
+  if (!q) return null;
+  const plain = QUALITY_LABELS[q];
+  if (!plain) return badge(q, `q-${q} s-${q}`);
+  return h('span', { class: `badge q-${q}`, 'data-quality': q, title: `${q}: ${plain.definition}` }, plain.label);
 }
 
 export function oneLine(text: string | undefined, max = 240): string {

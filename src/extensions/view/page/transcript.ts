@@ -13,6 +13,10 @@ export interface TranscriptHost {
   select(id: string, opts?: { reveal?: boolean; focus?: boolean }): void;
 }
 
+/** A folded run of context rows is remembered open under its first row's id with this prefix. */
+const CONTEXT_PREFIX = 'context-group:';
+const contextKey = (firstId: string) => `${CONTEXT_PREFIX}${firstId}`;
+
 function unresolvedRows(list: ViewUnresolved[] | undefined): HTMLElement[] {
   return (list ?? []).map((u) =>
     h(
@@ -153,7 +157,7 @@ export class Transcript {
     card.append(...unresolvedRows(m.unresolvedAt.get(t.id)));
     if (open) {
       const group = h('div', { role: 'group', class: 'kids' });
-      for (const c of t.children ?? []) this.nodeRows(c, 2, group);
+      this.childRows(t.children ?? [], 2, group);
       if (!t.children?.length) group.append(h('p', { class: 'faint pad' }, 'No run or step is recorded in this talk.'));
       card.append(group);
     }
@@ -197,7 +201,51 @@ export class Transcript {
       u.style.marginLeft = `${40 + (level - 2) * 18}px`;
       into.append(u);
     }
-    if (!closed) for (const c of kids) this.nodeRows(c, level + 1, into);
+    if (!closed) this.childRows(kids, level + 1, into);
+  }
+
+  /**
+   * Siblings in order, with the context the runtime injected before the first model call folded
+   * into one row: ten raw records ahead of every run say less than "10 context items".
+   */
+  private childRows(kids: ViewNode[], level: number, into: HTMLElement): void {
+    const firstCall = kids.findIndex((k) => k.kind === 'llm.call');
+    const before = firstCall === -1 ? kids.length : firstCall;
+    for (let i = 0; i < kids.length;) {
+      let j = i;
+      while (j < before && kids[j]!.kind === 'context.injection') j++;
+      if (j - i >= 2) {
+        this.contextGroup(kids.slice(i, j), level, into);
+        i = j;
+      } else this.nodeRows(kids[i++]!, level, into);
+    }
+  }
+
+  private contextGroup(items: ViewNode[], level: number, into: HTMLElement): void {
+    const key = contextKey(items[0]!.id);
+    const sel = this.host.state.selected;
+    // Open when the reader opened it, or when what is selected is inside it (a shared link to one of them).
+    const open = this.host.state.open.has(key) || items.some((n) => n.id === sel);
+    const row = h(
+      'div',
+      { class: 'row ctx-group', 'data-ctx-group': key, 'aria-expanded': String(open) },
+      h('span', { class: 'tw', 'aria-hidden': 'true' }, open ? '▾' : '▸'),
+      h('span', { class: kindClass('context.injection') }, 'context'),
+      h('button', { class: 'linkbtn ctx-toggle', 'data-ctx-toggle': key, 'aria-expanded': String(open) }, `${items.length} context items`),
+      h('span', { class: 'time' }, fmtTime(items[0]!.at)),
+    );
+    row.style.paddingLeft = `${12 + (level - 2) * 18}px`;
+    into.append(row);
+    if (open) for (const n of items) this.nodeRows(n, level, into);
+  }
+
+  private toggleContext(key: string): void {
+    if (this.host.state.open.has(key)) this.host.state.open.delete(key);
+    else this.host.state.open.add(key);
+    const talk = this.host.model().nodes.get(key.slice(CONTEXT_PREFIX.length))?.talk;
+    if (talk) this.redrawTalk(talk);
+    else this.render();
+    (this.el.querySelector(`[data-ctx-toggle="${CSS.escape(key)}"]`) as HTMLElement | null)?.focus();
   }
 
   /** Redraws one talk's card in place, keeping focus where it was. */
@@ -278,6 +326,11 @@ export class Transcript {
 
   private onClick(e: MouseEvent): void {
     const t = e.target as HTMLElement;
+    const group = t.closest<HTMLElement>('[data-ctx-group]');
+    if (group) {
+      this.toggleContext(group.dataset.ctxGroup!);
+      return;
+    }
     const goto = t.closest<HTMLElement>('[data-goto]');
     if (goto) {
       this.host.select(goto.dataset.goto!, { reveal: true, focus: true });
