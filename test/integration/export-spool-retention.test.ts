@@ -116,17 +116,22 @@ const http = () => ({ protocol: 'http', endpoint: `http://${sink.httpAddress}`, 
 const grpc = () => ({ endpoint: sink.grpcAddress, batch_bytes: 1 });
 
 describe('aszcol push removes what every exporter took', () => {
-  test('sent files go and push.state forgets them; refused ones stay and go on the next push; the count a receiver sees drops', async () => {
+  test('sent files go and push.state forgets them (a partial success is sent); refused ones stay and go on the next push; the count a receiver sees drops', async () => {
     const { root, names } = spooledRoot(4);
     const cfg = writeYaml(root, receivedYaml(root, { 'otlp/sink': http() }));
     const since = sink.received.length;
     const before = spoolBytes(root);
-    // One request per file (batch_bytes 1): the first is refused, the second partly rejected.
+    // One request per file (batch_bytes 1): the first is refused, the second partly rejected (taken, asz 0.6).
     sink.fault({ kind: 'refuse' }, { kind: 'partial', rejected: 1 });
     const first = await push(cfg);
-    expect(first.code).toBe(1); // two files left unsent
-    expect(first.reports[0]).toMatchObject({ metrics: { files: 2 }, pending: 2, spool: { removed: 2, unsent: 2, forgotten: 2, held: [], problems: [] } });
-    expect(spoolNames(root)).toEqual(names.slice(0, 2));
+    expect(first.code).toBe(1); // one file left unsent
+    expect(first.reports[0]).toMatchObject({
+      metrics: { files: 3 },
+      rejected: { files: 1, items: 1 },
+      pending: 1,
+      spool: { removed: 3, unsent: 1, forgotten: 3, held: [], problems: [] },
+    });
+    expect(spoolNames(root)).toEqual(names.slice(0, 1));
     expect(spoolBytes(root)).toBe(before - first.reports[0].spool.removedBytes);
     expect(spoolLines(root, `http://${sink.httpAddress}`)).toEqual([]);
     // The derived request is not this configuration's to send, so it stays; the counter is past every number.
@@ -134,13 +139,14 @@ describe('aszcol push removes what every exporter took', () => {
     expect(parseKv(readFileSync(join(root, '_metrics', 'spool.state'), 'utf8')).get('next_seq')).toBe('5');
     const second = await push(cfg);
     expect(second.code).toBe(0);
-    expect(second.reports[0]).toMatchObject({ metrics: { files: 2 }, pending: 0, spool: { removed: 2, unsent: 0 } });
+    expect(second.reports[0]).toMatchObject({ metrics: { files: 1 }, pending: 0, spool: { removed: 1, unsent: 0 } });
     expect(spoolNames(root)).toEqual([]);
-    expect(sentSessions(since)).toEqual(['S3', 'S4', 'S1', 'S2']);
+    // Accepted whole: S3, S4, then S1 on the next push; S2 was taken with a partial success and never sent again.
+    expect(sentSessions(since)).toEqual(['S3', 'S4', 'S1']);
     // Nothing is left to send or to remove.
     const third = await push(cfg);
     expect(third.reports[0]).toMatchObject({ metrics: { files: 0 }, spool: { removed: 0, unsent: 0 } });
-    expect(sentSessions(since)).toHaveLength(4);
+    expect(sentSessions(since)).toHaveLength(3);
   });
 
   test('a send that fails removes nothing: a receiver that is not there, a receiver that throttles', async () => {
