@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { runCli, writeConfig } from '../helpers/cli.js';
 import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
 import { sessionLockPath } from '../../src/storage/layout.js';
-import { ccLogsRequest, httpPost } from '../helpers/otlp.js';
+import { ccLogRecord, ccLogsRequest, httpPost, logsRequest } from '../helpers/otlp.js';
 import { landedFiles, recordsOf } from '../helpers/root.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { eventually } from '../helpers/wait.js';
@@ -33,6 +33,28 @@ function smallDisk(): string | undefined {
   }
   mounts.push(dir);
   return dir;
+}
+
+/**
+ * An ext4 filesystem whose own blocks sit in a sparse image on a small tmpfs (a thin-provisioned
+ * disk): writes into its page cache succeed, but once the tmpfs under it is full the kernel cannot
+ * write them back and fdatasync fails (ENOSPC/EIO). Returns the ext4 mount and the tmpfs under it.
+ */
+function thinDisk(): { dir: string; under: string } {
+  const under = smallDisk()!;
+  execFileSync('umount', [under]);
+  mounts.pop();
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', under], { stdio: 'ignore' });
+  mounts.push(under);
+  const image = join(under, 'disk.img');
+  execFileSync('truncate', ['-s', '32M', image]);
+  // Inode tables written now, not by the kernel later (which would take the tmpfs's space at a time of its choosing).
+  execFileSync('mkfs.ext4', ['-q', '-F', '-O', '^has_journal', '-E', 'lazy_itable_init=0', image], { stdio: 'ignore' });
+  const dir = join(under, 'ext4');
+  mkdirSync(dir);
+  execFileSync('mount', ['-o', 'loop,errors=continue', image, dir], { stdio: 'ignore' });
+  mounts.push(dir);
+  return { dir, under };
 }
 
 const remount = (dir: string, mode: 'ro' | 'rw') => execFileSync('mount', ['-o', `remount,${mode}`, dir], { stdio: 'ignore' });
@@ -76,8 +98,9 @@ afterAll(() => {
 });
 
 describe('full and read-only disks under the OTLP receiver', () => {
-  const run = (name: string, fn: () => Promise<void>) =>
-    mountable ? test(`${name} (on a real 2 MiB tmpfs)`, fn, 60_000) : test.skip(`${name} (skipped: mounting a tmpfs was refused, not root)`, fn);
+  const runOn = (disk: string, name: string, fn: () => Promise<void>) =>
+    mountable ? test(`${name} (on ${disk})`, fn, 60_000) : test.skip(`${name} (skipped: mounting a tmpfs was refused, not root)`, fn);
+  const run = (name: string, fn: () => Promise<void>) => runOn('a real 2 MiB tmpfs', name, fn);
 
   run('a full disk: the journal answers 503 with a retry hint, landing keeps what was answered (no quarantine), and both land once space returns', async () => {
     const root = smallDisk()!;
@@ -120,6 +143,67 @@ describe('full and read-only disks under the OTLP receiver', () => {
       await r.shutdown(5000);
     }
   });
+
+  runOn(
+    'a loop-mounted ext4 whose image sits on a full 8 MiB tmpfs',
+    'a journal whose sync fails: answers 503 while it does, never 200 for what is not synced, and takes requests again by itself once the disk does',
+    async () => {
+      const { dir: root, under } = thinDisk();
+      const LATE_RECORDS = 200;
+      const logs: string[] = [];
+      const r = new OtlpReceiver(validateOtlpReceiverConfig({ ...HTTP_ONLY, durability: 'machine' }), {
+        storageRoot: root,
+        log: (level, msg) => logs.push(`${level} ${msg}`),
+      });
+      await r.start();
+      try {
+        const at = r.addresses().http!;
+        expect((await httpPost(at, '/v1/logs', ccLogsRequest('J-early'), PB)).status).toBe(200);
+        expect(await r.landed(10_000)).toBe(true);
+        // The disk under the filesystem is full: writes land in the page cache, and their syncs
+        // fail. The kernel may report a failed write-back one sync late, so requests go until one
+        // is refused (a bounded number): each distinct (an exact retry of an answered one is not
+        // journaled again), each about 100 KiB so that it needs blocks the full disk cannot give.
+        const filler = fill(under);
+        const lateRequest = (n: number) =>
+          logsRequest(
+            Array.from({ length: LATE_RECORDS }, (_, i) =>
+              ccLogRecord('J-late', { name: 'user_prompt', seq: n * LATE_RECORDS + i, timeMs: Date.UTC(2026, 10, 30, 6) + i }),
+            ),
+          );
+        let answered = 0;
+        let refused: Awaited<ReturnType<typeof httpPost>> | undefined;
+        let refusedBody: Buffer | undefined;
+        for (let n = 0; n < 20 && !refused; n++) {
+          const body = lateRequest(n);
+          const reply = await httpPost(at, '/v1/logs', body, PB);
+          if (reply.status === 200) answered++;
+          else [refused, refusedBody] = [reply, body];
+        }
+        expect(refused?.status).toBe(503);
+        expect(refused!.headers['retry-after']).toBeDefined();
+        expect(refused!.body.toString()).toMatch(/journal .* cannot be written/);
+        expect(r.problems().join('\n')).toMatch(/journal .* cannot be written/);
+        // While the disk stays full every request is refused as retryable, none answered 200; these are never sent again.
+        for (let n = 100; n < 103; n++) expect((await httpPost(at, '/v1/logs', lateRequest(n), PB)).status).toBe(503);
+
+        unlinkSync(filler);
+        // Space is back: the journal puts itself right without a restart, and the refused request is taken.
+        expect(await eventually(() => !r.problems().some((p) => /journal/.test(p)), 10_000, 20)).toBe(true);
+        expect(logs.some((l) => /journal .* is synced again and takes requests/.test(l))).toBe(true);
+        expect((await httpPost(at, '/v1/logs', refusedBody!, PB)).status).toBe(200);
+        expect(await r.landed(10_000)).toBe(true);
+        expect(await eventually(() => r.problems().length === 0, 10_000, 20)).toBe(true);
+        // Every request answered 200 landed once, those answered before the failed sync included;
+        // none refused landed (their copies were cut from the journal, not landed beside a retry).
+        expect(recordsOf(landedFiles(root, 'J-early'))).toHaveLength(5);
+        expect(recordsOf(landedFiles(root, 'J-late'))).toHaveLength((answered + 1) * LATE_RECORDS);
+        expect(r.stats()).toMatchObject({ damaged_entries: 0, landed: { records: 5 + (answered + 1) * LATE_RECORDS } });
+      } finally {
+        await r.shutdown(5000);
+      }
+    },
+  );
 
   run(
     'a read-only disk under a session: landing keeps what was answered (no quarantine), says it is failing, and lands once it is writable again',

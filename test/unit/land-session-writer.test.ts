@@ -31,7 +31,14 @@ const log = (level: string, msg: string) => {
 /** One logs request's records (5 of them) for SESSION, as the reader would hand them over. */
 function workFor(tag: string, at = 0): SessionWork {
   const w = new WaitingWork();
-  w.add({ signal: 'logs', receivedAtNs: T0, body: ccLogsRequest(SESSION, 0, Date.UTC(2026, 10, 30, 5, 14, 12), tag), namesRule: NAMES_RULE_VERSION, at, end: at + 1 });
+  w.add({
+    signal: 'logs',
+    receivedAtNs: T0,
+    body: ccLogsRequest(SESSION, 0, Date.UTC(2026, 10, 30, 5, 14, 12), tag),
+    namesRule: NAMES_RULE_VERSION,
+    at,
+    end: at + 1,
+  });
   return w.sessions.get(SESSION)!;
 }
 

@@ -92,7 +92,14 @@ export function readEntry(buf: Buffer, off: number, base: number): EntryRead {
   if (!signal) return { ok: false, short: false, reason: `unknown signal code ${buf.readUInt8(off + 12)}` };
   return {
     ok: true,
-    entry: { signal, receivedAtNs: buf.readBigUInt64LE(off + 16), body, namesRule: buf.readUInt16LE(off + 14), at: base + off, end: base + off + FRAME_BYTES + len },
+    entry: {
+      signal,
+      receivedAtNs: buf.readBigUInt64LE(off + 16),
+      body,
+      namesRule: buf.readUInt16LE(off + 14),
+      at: base + off,
+      end: base + off + FRAME_BYTES + len,
+    },
   };
 }
 
