@@ -94,14 +94,18 @@ export class PushState {
       let text = '';
       if (this.knownSize <= 0) text += 'schema 1\n';
       text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
-      const fd = openSync(this.path, 'a', 0o644);
       try {
-        const buf = Buffer.from(text, 'utf8');
-        let done = 0;
-        while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
+        const fd = openSync(this.path, 'a', 0o644);
+        try {
+          const buf = Buffer.from(text, 'utf8');
+          let done = 0;
+          while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      } catch (err) {
+        throw cannotRecord(err, this.path);
       }
       this.noteWritten();
       this.endpointLines++;
@@ -131,12 +135,18 @@ export class PushState {
         let text = '';
         if (this.knownSize <= 0) text += 'schema 1\n';
         text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
-        const fh = await open(this.path, 'a', 0o644);
         try {
-          await fh.write(text);
-          await fh.sync();
-        } finally {
-          await fh.close();
+          const fh = await open(this.path, 'a', 0o644);
+          try {
+            // A short write (the disk filled mid-way) is not an error by itself: write on, and the disk says why.
+            const buf = Buffer.from(text, 'utf8');
+            for (let done = 0; done < buf.length;) done += (await fh.write(buf, done, buf.length - done)).bytesWritten;
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+        } catch (err) {
+          throw cannotRecord(err, this.path);
         }
         this.noteWritten();
         this.endpointLines++;
@@ -277,6 +287,11 @@ export class PushState {
       lock.release();
     }
   }
+}
+
+/** A failed append (a full or read-only disk) as an error naming push.state: the files were sent, and go again next time. */
+function cannotRecord(err: unknown, path: string): AszError {
+  return new AszError(`cannot record what was sent (it is sent again next time): ${(err as Error).message}`, path);
 }
 
 function checkEntry(f: PushedFile): void {
