@@ -17,6 +17,14 @@ export const ROOT_NAMES = {
 /** A session directory's own state file: refused as a name too, so no tool looking for it can meet a directory. */
 export const SESSION_STATE = 'session.state';
 
+/**
+ * The version of this rule, stamped on every journal entry the OTLP receiver writes: an item
+ * whose session id the rule refuses was answered as rejected only if its entry carries the current
+ * version; one from an older entry may have been accepted, so it is quarantined, never dropped.
+ * Raise it whenever the rule refuses a name it accepted before.
+ */
+export const NAMES_RULE_VERSION = 1;
+
 /** Matched ignoring case: on a case-insensitive filesystem `PUSH.STATE` is the same entry as `push.state`. */
 const RESERVED = new Set<string>([...Object.values(ROOT_NAMES), SESSION_STATE].map((n) => n.toLowerCase()));
 

@@ -163,14 +163,18 @@ export class PushState {
       this.refresh();
       this.dropTornTail();
       const text = this.appendText(endpoint, files, rejection);
-      const fd = openSync(this.path, 'a', 0o644);
       try {
-        const buf = Buffer.from(text, 'utf8');
-        let done = 0;
-        while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
+        const fd = openSync(this.path, 'a', 0o644);
+        try {
+          const buf = Buffer.from(text, 'utf8');
+          let done = 0;
+          while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      } catch (err) {
+        throw cannotRecord(err, this.path);
       }
       this.noteWritten();
       this.noteAppended(endpoint, files, rejection);
@@ -197,12 +201,18 @@ export class PushState {
         this.refresh();
         this.dropTornTail();
         const text = this.appendText(endpoint, files, rejection);
-        const fh = await open(this.path, 'a', 0o644);
         try {
-          await fh.write(text);
-          await fh.sync();
-        } finally {
-          await fh.close();
+          const fh = await open(this.path, 'a', 0o644);
+          try {
+            // A short write (the disk filled mid-way) is not an error by itself: write on, and the disk says why.
+            const buf = Buffer.from(text, 'utf8');
+            for (let done = 0; done < buf.length;) done += (await fh.write(buf, done, buf.length - done)).bytesWritten;
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+        } catch (err) {
+          throw cannotRecord(err, this.path);
         }
         this.noteWritten();
         this.noteAppended(endpoint, files, rejection);
@@ -367,6 +377,11 @@ function checkRejection(files: readonly PushedFile[], rejection: Rejection | und
   const sent = new Set(files.map((f) => f.rel));
   for (const rel of rejection.files)
     if (!sent.has(rel)) throw new AszError(`a rejected file must be one of the request's files: ${JSON.stringify(rel)}`, PUSH_STATE);
+}
+
+/** A failed append (a full or read-only disk) as an error naming push.state: the files were sent, and go again next time. */
+function cannotRecord(err: unknown, path: string): AszError {
+  return new AszError(`cannot record what was sent (it is sent again next time): ${(err as Error).message}`, path);
 }
 
 function checkEntry(f: PushedFile): void {

@@ -26,7 +26,7 @@ const QUARANTINE_NAME = /^q-\d{8}T\d{6}\.\d{9}Z-[0-9a-f]{8}\.jsonl$/;
 export const quarantineDir = (root: string) => join(root, QUARANTINE_DIR);
 
 export interface QuarantineHeader {
-  /** A short machine word: the errno (`ENOTDIR`, `ENAMETOOLONG` …) or `internal`. */
+  /** A short machine word: the errno (`ENOTDIR`, `ENAMETOOLONG` …), `bad_session_id` (an id the names rule refuses, from an older journal) or `internal`. */
   reason: string;
   session: string;
   /** The error as the filesystem said it. */

@@ -3,18 +3,19 @@
  * the regression seeds (inputs that once broke it), each to a fresh receiver; then a seeded,
  * bounded stream of broken and hostile requests for logs, metrics and traces, as protobuf, JSON
  * and gzip. Every input is answered (a status, never a hang), the process stays up and answers
- * the next valid request, and nothing appears outside the storage root.
+ * the next valid request, nothing appears outside the storage root, and after hostile session ids
+ * a SIGTERM stops it within its shutdown timeout.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Signal } from '../../src/otlp/proto.js';
-import { RawGrpcClient, startRunner, type RunnerProcess } from '../helpers/otlp.js';
+import { RawGrpcClient, ccLogRecord, logsRequest, startRunner, type RunnerProcess } from '../helpers/otlp.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { landedFiles } from '../helpers/root.js';
 import { eventually } from '../helpers/wait.js';
-import { Budget, STRICT, fuzzSeed, loadSeeds, rand, snapshotTree, withSeed } from './kit.js';
+import { Budget, HOSTILE_NAMES, STRICT, fuzzSeed, loadSeeds, rand, snapshotTree, withSeed } from './kit.js';
 import { DeepInputs, brokenInput, rejectedCount, send, validRequest, JSON_TYPE, type Answer, type OtlpInput } from './otlp-inputs.js';
 
 const runners: RunnerProcess[] = [];
@@ -26,6 +27,9 @@ afterAll(() => {
 
 const SEED = fuzzSeed();
 const REQUEST_TIMEOUT_MS = 5000;
+/** The shutdown timeout the receiver's SIGTERM stop must keep, and what the process may take beyond it to start and exit. */
+const SHUTDOWN_MS = 5000;
+const EXIT_MARGIN_MS = 3000;
 /** Small, so oversize bodies are cheap to send; Claude Code's requests are a few KB. */
 const MAX_REQUEST_BYTES = 256 * 1024;
 
@@ -44,10 +48,14 @@ async function sandbox(): Promise<Sandbox> {
   const root = join(parent, 'data');
   mkdirSync(join(parent, 'decoy'));
   writeFileSync(join(parent, 'decoy', 'keep.txt'), 'untouched');
-  const rx = await startRunner(root, {
-    protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } },
-    max_request_bytes: MAX_REQUEST_BYTES,
-  });
+  const rx = await startRunner(
+    root,
+    {
+      protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: { endpoint: '127.0.0.1:0' } },
+      max_request_bytes: MAX_REQUEST_BYTES,
+    },
+    { shutdownMs: SHUTDOWN_MS },
+  );
   runners.push(rx);
   const addresses = { http: rx.addresses.http!, grpc: rx.addresses.grpc! };
   return { parent, root, rx, grpc: new RawGrpcClient(addresses.grpc), addresses, before: snapshotTree(parent, [root]) };
@@ -184,9 +192,28 @@ describe('OTLP receiver fuzz', () => {
     // Enough inputs to mean something even on a slow, shared machine; the answers spread over more than one status.
     expect(budget.count).toBeGreaterThan(200);
     expect(seen.size).toBeGreaterThan(2);
-    // Not yet asserted: a SIGTERM stop within the shutdown timeout after hostile ids (the quarantine
-    // work makes a permanent landing failure unable to wedge the stop); the child is killed here.
+    // Last, a request mixing every hostile id that UTF-8 can carry with a good one (journaled: the good one is landable),
+    // then SIGTERM: the stop keeps the shutdown timeout (B1 made it overrun: landing retried the
+    // hostile ids for ever). Waited for at most the timeout and a margin for the process itself.
+    const mixed = logsRequest(
+      [...HOSTILE_NAMES.filter((id) => !/\p{Cs}/u.test(id)), 'fuzz-stop-ok'].map((id, i) =>
+        ccLogRecord(id, { name: 'user_prompt', seq: i, timeMs: Date.UTC(2026, 10, 30, 7) + i }),
+      ),
+    );
+    expect(
+      (await send({ name: 'hostile ids before SIGTERM', transport: 'http', signal: 'logs', body: mixed }, s.addresses, s.grpc, REQUEST_TIMEOUT_MS)).status,
+    ).toBe(200);
     s.grpc.close();
-    s.rx.child.kill('SIGKILL');
+    const t0 = Date.now();
+    let bound: NodeJS.Timeout | undefined;
+    const stopped = await Promise.race([
+      s.rx.stop(),
+      new Promise<'overran'>((resolve) => (bound = setTimeout(() => resolve('overran'), SHUTDOWN_MS + EXIT_MARGIN_MS))),
+    ]).finally(() => clearTimeout(bound));
+    if (stopped === 'overran') s.rx.child.kill('SIGKILL');
+    expect(stopped).toMatchObject({ code: 0 });
+    expect(Date.now() - t0).toBeLessThan(SHUTDOWN_MS + EXIT_MARGIN_MS);
+    expect(landedFiles(s.root, 'fuzz-stop-ok').length).toBeGreaterThan(0);
+    expectNothingOutsideRoot(s);
   }, 60_000);
 });

@@ -277,12 +277,15 @@ export interface RunnerProcess {
   stop: () => Promise<{ code: number | null; stats?: Record<string, unknown> }>;
 }
 
-/** `fdLimit`: the runner's limit of open files (`ulimit -n`), for tests of what a round holds open. */
-export async function startRunner(root: string, cfg: object, opts: { fdLimit?: number } = {}): Promise<RunnerProcess> {
+/**
+ * `fdLimit`: the runner's limit of open files (`ulimit -n`), for tests of what a round holds open;
+ * `shutdownMs`: the timeout its SIGTERM hands to the receiver's shutdown (as the service's shutdown_timeout would).
+ */
+export async function startRunner(root: string, cfg: object, opts: { fdLimit?: number; shutdownMs?: number } = {}): Promise<RunnerProcess> {
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const runner = fileURLToPath(new URL('./otlp-runner.js', import.meta.url));
-  const args = [runner, root, JSON.stringify(cfg)];
+  const args = [runner, root, JSON.stringify(cfg), ...(opts.shutdownMs ? [String(opts.shutdownMs)] : [])];
   const child = opts.fdLimit
     ? spawn('/bin/sh', ['-c', `ulimit -n ${opts.fdLimit} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,13 +1,20 @@
 import { describe, expect, test } from '@jest/globals';
+import { NAMES_RULE_VERSION } from '../../src/storage/entry-names.js';
 import { FRAME_BYTES, entryFrame, nextGoodEntry, readEntry, segmentBase, segmentName } from '../../src/receivers/claude-code-otlp/journal-format.js';
 
 const entry = (signal: 'logs' | 'metrics' | 'traces', body: string, at = 1n) => Buffer.concat([entryFrame(signal, at, Buffer.from(body)), Buffer.from(body)]);
 
 describe('journal entries', () => {
-  test('an entry reads back whole: signal, time, body and its place', () => {
+  test('an entry reads back whole: signal, time, body, the names rule it was answered under, and its place', () => {
     const buf = Buffer.concat([entry('logs', 'first', 5n), entry('metrics', 'second!', 6n)]);
     const a = readEntry(buf, 0, 1000);
-    expect(a).toEqual({ ok: true, entry: { signal: 'logs', receivedAtNs: 5n, body: Buffer.from('first'), at: 1000, end: 1000 + FRAME_BYTES + 5 } });
+    expect(a).toEqual({
+      ok: true,
+      entry: { signal: 'logs', receivedAtNs: 5n, body: Buffer.from('first'), namesRule: NAMES_RULE_VERSION, at: 1000, end: 1000 + FRAME_BYTES + 5 },
+    });
+    // An entry an older version wrote (the field was reserved, always 0) reads as rule 0.
+    const old = Buffer.concat([entryFrame('logs', 5n, Buffer.from('x'), 0), Buffer.from('x')]);
+    expect(readEntry(old, 0, 0)).toMatchObject({ ok: true, entry: { namesRule: 0 } });
     const b = readEntry(buf, FRAME_BYTES + 5, 1000);
     expect(b.ok && [b.entry.signal, b.entry.body.toString(), b.entry.end]).toEqual(['metrics', 'second!', 1000 + buf.length]);
     expect(readEntry(buf, buf.length, 1000)).toEqual({ ok: false, short: true });

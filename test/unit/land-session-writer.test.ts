@@ -11,6 +11,7 @@ import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { otlpDir, sessionLockPath, sessionStatePath } from '../../src/storage/layout.js';
 import { FileLock } from '../../src/storage/lock.js';
 import { parseKv } from '../../src/storage/kv-text.js';
+import { NAMES_RULE_VERSION } from '../../src/storage/entry-names.js';
 import { loadCursor } from '../../src/storage/cursor.js';
 import { Round } from '../../src/receivers/claude-code-otlp/landing/round.js';
 import { SessionWriter } from '../../src/receivers/claude-code-otlp/landing/session-writer.js';
@@ -30,7 +31,14 @@ const log = (level: string, msg: string) => {
 /** One logs request's records (5 of them) for SESSION, as the reader would hand them over. */
 function workFor(tag: string, at = 0): SessionWork {
   const w = new WaitingWork();
-  w.add({ signal: 'logs', receivedAtNs: T0, body: ccLogsRequest(SESSION, 0, Date.UTC(2026, 10, 30, 5, 14, 12), tag), at, end: at + 1 });
+  w.add({
+    signal: 'logs',
+    receivedAtNs: T0,
+    body: ccLogsRequest(SESSION, 0, Date.UTC(2026, 10, 30, 5, 14, 12), tag),
+    namesRule: NAMES_RULE_VERSION,
+    at,
+    end: at + 1,
+  });
   return w.sessions.get(SESSION)!;
 }
 

@@ -235,6 +235,7 @@ export class Pusher {
     // one rejected with nobody listening.
     const ahead: Promise<Batch | undefined>[] = [];
     const recorded: Promise<void>[] = [];
+    let recordFailed = false;
     const fill = () => {
       while (ahead.length < PREPARE_AHEAD && next < files.length) {
         const sel = this.select(files, next, r);
@@ -256,7 +257,9 @@ export class Pusher {
         if (!p) return await end();
         const current = await p;
         if (!current) continue; // nothing in it could be sent; each file was reported
-        if (abort?.aborted) return await end();
+        // push.state cannot take a record (a full or read-only disk): sending more would only send
+        // files that go again next time; the pass ends with the storage error.
+        if (abort?.aborted || recordFailed) return await end();
         const waited = await this.bucket.take(current.body.length, abort);
         if (waited === undefined) return await end();
         r.pausedMs += waited;
@@ -266,7 +269,7 @@ export class Pusher {
         if (outcome.ok) {
           const rejection: Rejection | undefined = outcome.rejected ? { reason: outcome.rejected.message, files: current.files.map((f) => f.rel) } : undefined;
           const rec = this.state.recordAsync(this.endpoint, current.files, rejection);
-          rec.catch(() => undefined);
+          rec.catch(() => (recordFailed = true));
           recorded.push(rec);
           counts.files += current.files.length;
           counts.bytes += current.fileBytes;

@@ -83,6 +83,7 @@ export class ExportHandler {
 
   /** Opens the journal (recovering it after a crash) and starts the landing thread, which lands what it held first. */
   async open(): Promise<void> {
+    this.journal.onLog = (level, msg) => this.o.log(level, msg, { journal: this.journal.dir });
     const rec = await this.journal.open();
     if (rec.tornBytes > 0) {
       this.o.log(

@@ -10,7 +10,10 @@
  * Entry layout (little-endian), 24 bytes of frame, then the body:
  *
  *     magic u32 "AJ01" · length u32 (body) · crc32 u32 (of every byte after it) ·
- *     signal u8 · format u8 (0) · reserved u16 · received-at u64 (ns since the epoch) · body
+ *     signal u8 · format u8 (0) · names-rule u16 · received-at u64 (ns since the epoch) · body
+ *
+ * `names-rule` is the version of the names rule (storage/entry-names.ts) the request was checked
+ * against when it was answered; 0 in entries written before it was stamped.
  *
  * The magic lets a reader that meets a damaged entry find the next good one; the CRC tells a
  * torn or damaged entry from a good one.
@@ -19,7 +22,7 @@ import { closeSync, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Signal } from '../../otlp/proto.js';
-import { ROOT_NAMES } from '../../storage/entry-names.js';
+import { NAMES_RULE_VERSION, ROOT_NAMES } from '../../storage/entry-names.js';
 
 export const ENTRY_MAGIC = 0x3130_4a41; // "AJ01" as bytes in the file
 export const FRAME_BYTES = 24;
@@ -42,14 +45,14 @@ export function segmentBase(name: string): number | undefined {
   return m ? parseInt(m[1]!, 16) : undefined;
 }
 
-/** The 24-byte frame of an entry; the body is written after it as it is (no copy). */
-export function entryFrame(signal: Signal, receivedAtNs: bigint, body: Uint8Array): Buffer {
+/** The 24-byte frame of an entry; the body is written after it as it is (no copy). `namesRule` other than the current only in tests of old journals. */
+export function entryFrame(signal: Signal, receivedAtNs: bigint, body: Uint8Array, namesRule = NAMES_RULE_VERSION): Buffer {
   const f = Buffer.allocUnsafe(FRAME_BYTES);
   f.writeUInt32LE(ENTRY_MAGIC, 0);
   f.writeUInt32LE(body.length, 4);
   f.writeUInt8(SIGNAL_CODE[signal], 12);
   f.writeUInt8(0, 13);
-  f.writeUInt16LE(0, 14);
+  f.writeUInt16LE(namesRule, 14);
   f.writeBigUInt64LE(receivedAtNs, 16);
   f.writeUInt32LE(crc32(body, crc32(f.subarray(12, FRAME_BYTES))), 8);
   return f;
@@ -59,6 +62,8 @@ export interface JournalEntry {
   signal: Signal;
   receivedAtNs: bigint;
   body: Buffer;
+  /** The names rule's version its items were checked against when answered (0: written before entries said). */
+  namesRule: number;
   /** The entry's position (of its frame's first byte) and the position just past it. */
   at: number;
   end: number;
@@ -85,7 +90,17 @@ export function readEntry(buf: Buffer, off: number, base: number): EntryRead {
   if (crc32(body, crc32(buf.subarray(off + 12, off + FRAME_BYTES))) !== want) return { ok: false, short: false, reason: 'checksum mismatch' };
   const signal = CODE_SIGNAL[buf.readUInt8(off + 12)];
   if (!signal) return { ok: false, short: false, reason: `unknown signal code ${buf.readUInt8(off + 12)}` };
-  return { ok: true, entry: { signal, receivedAtNs: buf.readBigUInt64LE(off + 16), body, at: base + off, end: base + off + FRAME_BYTES + len } };
+  return {
+    ok: true,
+    entry: {
+      signal,
+      receivedAtNs: buf.readBigUInt64LE(off + 16),
+      body,
+      namesRule: buf.readUInt16LE(off + 14),
+      at: base + off,
+      end: base + off + FRAME_BYTES + len,
+    },
+  };
 }
 
 /** The offset of the next place at or after `from` where a good entry starts, or -1. */

@@ -26,27 +26,15 @@
  * Landing only ever reads what is synced, so a landed file never holds a request that a crash of
  * the machine could take out of the journal.
  */
-import { closeSync, existsSync, fdatasync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync, truncateSync, unlinkSync, writevSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, ftruncateSync, openSync, readFileSync, statSync, writevSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Signal } from '../../otlp/proto.js';
 import { FileLock } from '../../storage/lock.js';
-import { formatKv, parseKv } from '../../storage/kv-text.js';
-import { ensureDirDurable, fsyncDir, replaceAtomically } from '../../storage/write-once.js';
-import { listDir } from '../../storage/layout.js';
+import { ensureDirDurable, fsyncDir } from '../../storage/write-once.js';
 import { AszError } from '../../util/errors.js';
-import {
-  FRAME_BYTES,
-  LANDED_STATE,
-  SEGMENT_BYTES,
-  keepAside,
-  readFileRange,
-  entryFrame,
-  nextGoodEntry,
-  readEntry,
-  segmentBase,
-  segmentName,
-} from './journal-format.js';
+import { FRAME_BYTES, SEGMENT_BYTES, entryFrame, segmentName } from './journal-format.js';
+import { recoverSegments, rewriteUnsynced } from './journal-repair.js';
 
 export interface JournalRecovery {
   /** Where landing resumes: the first byte not known to be landed. */
@@ -73,6 +61,9 @@ export const MAX_UNSYNCED_BYTES = 64 * 1024 * 1024;
  * was answered in the last 20 ms and the sync after them.
  */
 const PROCESS_SYNC_SPACING_MS = 20;
+/** After a failed sync, the first try to put the journal right comes this soon; later ones back off to REPAIR_MAX_MS. */
+const REPAIR_FIRST_MS = 50;
+const REPAIR_MAX_MS = 2000;
 
 export type Durability = 'process' | 'machine';
 
@@ -92,35 +83,6 @@ interface Segment {
   end: number;
   /** The position up to which a finished sync of this file covers it. */
   synced: number;
-}
-
-/**
- * The good entries' end in a segment read whole, and how many bytes after it are a torn write.
- * A bad entry (damaged, or with a length past the end) followed by a good one is damage, left
- * for the landing thread to report and keep aside; with no good entry after it, it is the last
- * write, cut short by a crash before it was synced, so never answered.
- */
-function goodEnd(buf: Buffer, base: number): { end: number; torn: number } {
-  let off = 0;
-  for (;;) {
-    const r = readEntry(buf, off, base);
-    if (r.ok) {
-      off = r.entry.end - base;
-      continue;
-    }
-    const next = off < buf.length ? nextGoodEntry(buf, off + 1, base) : -1;
-    if (next < 0) return { end: base + off, torn: buf.length - off };
-    off = next;
-  }
-}
-
-function syncFile(path: string): void {
-  const fd = openSync(path, 'r+');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export class Journal {
@@ -145,10 +107,16 @@ export class Journal {
   private syncTimer?: NodeJS.Timeout;
   private idleWaiters: (() => void)[] = [];
   private failure?: Error;
+  /** Position after the last entry answered as taken: a repair keeps everything up to it that can be read back. */
+  private answeredEnd = 0;
+  private repairTimer?: NodeJS.Timeout;
+  private repairDelay = REPAIR_FIRST_MS;
   /** Set by close: a sync that returns afterwards changes nothing and starts nothing. */
   private closed = false;
   /** Called with the new durable end after every sync, in order. */
   onDurable: (end: number) => void = () => {};
+  /** Told when the journal stops taking requests and when it takes them again. */
+  onLog: (level: 'error' | 'info', msg: string) => void = () => {};
 
   constructor(
     readonly dir: string,
@@ -157,7 +125,7 @@ export class Journal {
     this.lock = new FileLock(join(dir, '.lock'));
   }
 
-  /** Why the journal stopped taking requests, if it did. */
+  /** Why the journal refuses requests now, if it does (until a repair succeeds). */
   get failed(): Error | undefined {
     return this.failure;
   }
@@ -193,51 +161,10 @@ export class Journal {
       );
     }
     try {
-      const statePath = join(this.dir, LANDED_STATE);
-      const state = parseKv(existsSync(statePath) ? readFileSync(statePath, 'utf8') : '');
-      let landed = Number(state.get('landed_through') ?? 0);
-      if (!Number.isSafeInteger(landed) || landed < 0) landed = 0;
-      const bases = listDir(this.dir)
-        .map(segmentBase)
-        .filter((b): b is number => b !== undefined)
-        .sort((a, b) => a - b);
-      // Segments wholly before the landed position were landed; one left by a crash before its removal goes now.
-      while (bases.length > 1 && bases[1]! <= landed) unlinkSync(join(this.dir, segmentName(bases.shift()!)));
-      let tornBytes = 0;
-      let end = Math.max(landed, bases.length ? bases[0]! : 0);
-      // Every segment's end is checked, not only the last: a crash just after a new segment began
-      // can leave the one before it without its last, unsynced (so never answered) entries.
-      for (const [k, base] of bases.entries()) {
-        const path = join(this.dir, segmentName(base));
-        const next = bases[k + 1];
-        const size = statSync(path).size;
-        if (next !== undefined && base + size === next) continue;
-        const buf = readFileRange(path, 0, size);
-        const g = goodEnd(buf, base);
-        if (g.torn > 0) {
-          keepAside(this.dir, base, g.end, buf.subarray(g.end - base));
-          truncateSync(path, g.end - base);
-          tornBytes += g.torn;
-        }
-        // The recovered end is answered from now on: make sure it is on disk, not only in the page cache.
-        syncFile(path);
-        end = g.end;
-      }
-      if (landed > end) {
-        // A state ahead of the entries (the journal lost its tail): positions from `end` will be
-        // issued again, so the state must not keep pointing past them.
-        landed = end;
-        replaceAtomically(
-          statePath,
-          formatKv([
-            ['schema', 1],
-            ['landed_through', landed],
-          ]),
-        );
-      }
+      const { landed, end, tornBytes, bases } = recoverSegments(this.dir);
       const from = bases.length && landed < bases[0]! ? bases[0]! : landed;
       const last = bases.length ? bases[bases.length - 1]! : undefined;
-      this.durable = this.fileEnd = this.requested = end;
+      this.durable = this.fileEnd = this.requested = this.answeredEnd = end;
       this.seg = this.openSegment(last ?? end, last === undefined);
       return { from, to: end, tornBytes };
     } catch (err) {
@@ -340,18 +267,76 @@ export class Journal {
   }
 
   /**
-   * If the journal cannot be repaired it stops taking requests (each is refused as retryable)
-   * until the receiver restarts and recovers it from what is on disk.
+   * Past its last good sync the journal cannot be trusted (a sync failed, or a failed write could
+   * not be cut back): every request waiting and every new one is refused as retryable (503 /
+   * UNAVAILABLE), never answered as kept, until `repair` has put the file right; it is tried again
+   * and again, backing off, for as long as the disk refuses.
    */
   private fail(cause: Error): void {
-    this.failure ??= new AszError(
-      `the receiver's journal in ${this.dir} failed and could not be repaired (${cause.message}); restart the receiver`,
-      'receivers.claude_code_otlp',
-    );
+    if (!this.failure) {
+      this.failure = new AszError(
+        `the receiver's journal in ${this.dir} cannot be written (${cause.message}); requests are refused as retryable until the disk takes writes again`,
+        'receivers.claude_code_otlp',
+      );
+      this.onLog('error', this.failure.message);
+    }
     this.queued = [];
     this.queuedBytes = 0;
     for (const w of this.waiters.splice(0)) w.reject(this.failure);
     this.wakeIdle();
+    this.scheduleRepair();
+  }
+
+  private scheduleRepair(): void {
+    if (this.closed || this.repairTimer) return;
+    this.repairTimer = setTimeout(() => {
+      this.repairTimer = undefined;
+      void this.repair();
+    }, this.repairDelay);
+    this.repairDelay = Math.min(this.repairDelay * 2, REPAIR_MAX_MS);
+  }
+
+  /**
+   * Rewrites and syncs what was written since the last good sync (journal-repair.ts), keeping
+   * every entry answered as taken that can be read back and cutting those refused to their
+   * clients (they send them again); then takes requests again.
+   */
+  private async repair(): Promise<void> {
+    if (this.closed || !this.failure) return;
+    if (this.inflight > 0) return this.scheduleRepair();
+    const seg = this.seg!;
+    const keepTo = Math.max(seg.synced, Math.min(this.fileEnd, this.answeredEnd));
+    let end: number;
+    this.inflight++; // no sync starts, and shutdown's `idle` waits, while the repair runs
+    try {
+      for (const g of this.closing) {
+        if (g.synced < g.end) await rewriteUnsynced(join(this.dir, segmentName(g.base)), g.base, g.synced, g.end, false);
+        g.synced = g.end;
+      }
+      end = await rewriteUnsynced(join(this.dir, segmentName(seg.base)), seg.base, seg.synced, keepTo, true);
+      // A fresh descriptor to append with: the old one would report the write-back errors of the
+      // full disk again at its next sync (Linux tells each open file of every error since it opened).
+      const fd = openSync(join(this.dir, segmentName(seg.base)), 'a', 0o600);
+      closeSync(seg.fd);
+      seg.fd = fd;
+    } catch {
+      this.inflight--;
+      if (!this.closed) this.scheduleRepair();
+      this.wakeIdle();
+      return;
+    }
+    this.inflight--;
+    if (this.closed) return;
+    const lost = Math.min(keepTo, this.answeredEnd) - end;
+    if (lost > 0)
+      this.onLog('error', `the receiver's journal in ${this.dir} could not read back ${lost} bytes of requests answered before its sync failed; they are lost`);
+    seg.end = seg.synced = this.fileEnd = this.requested = this.durable = end;
+    this.answeredEnd = Math.min(this.answeredEnd, end);
+    this.failure = undefined;
+    this.repairDelay = REPAIR_FIRST_MS;
+    this.onLog('info', `the receiver's journal in ${this.dir} is synced again and takes requests`);
+    this.onDurable(end);
+    this.settle();
   }
 
   /** Resolves when everything taken is written and synced, and nothing waits for an answer. */
@@ -373,8 +358,10 @@ export class Journal {
     if (this.waiters.length === 0) return;
     const keep: Waiter[] = [];
     for (const w of this.waiters) {
-      if (w.end <= (w.needsSync ? this.durable : this.fileEnd)) w.resolve(w.end);
-      else keep.push(w);
+      if (w.end <= (w.needsSync ? this.durable : this.fileEnd)) {
+        w.resolve(w.end);
+        this.answeredEnd = Math.max(this.answeredEnd, w.end);
+      } else keep.push(w);
     }
     this.waiters = keep;
   }
@@ -436,7 +423,7 @@ export class Journal {
         if (this.closed) return;
         // What a failed sync leaves in the file is unknown (the kernel may have dropped the dirty
         // pages it could not write): nothing after the last good sync can be answered as kept,
-        // nor landed. The journal stops; the next start recovers it from what is on disk.
+        // nor landed, until a repair has rewritten and synced it.
         this.fail(err);
         this.settle();
       },
@@ -457,6 +444,8 @@ export class Journal {
     this.closed = true;
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
+    clearTimeout(this.repairTimer);
+    this.repairTimer = undefined;
     // Normally none: close follows `idle`. After shutdown gave up waiting on a sync, what still
     // waits is told so (its request is in the file, and lands at the next start if the sync held).
     const closedError = new AszError(`the receiver's journal in ${this.dir} was closed before this request was synced`, 'receivers.claude_code_otlp');

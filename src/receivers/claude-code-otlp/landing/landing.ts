@@ -196,6 +196,10 @@ export class Landing {
     const now = this.deps.clock.wallMs();
     const work = this.work;
     for (const [session, sw] of work.sessions) {
+      if (sw.refusedName !== undefined) {
+        if (this.parking.refusedName(session, sw, sw.refusedName)) work.sessionParked(session, sw);
+        continue;
+      }
       let finish: (() => Error | undefined) | undefined;
       try {
         finish = this.sessions.prepare(round, session, sw);

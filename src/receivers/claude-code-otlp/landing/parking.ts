@@ -43,8 +43,21 @@ export class Parking {
       this.log('error', `could not land the records of session ${session}; they stay in the journal and are tried again: ${message}`, { session });
       return false;
     }
-    const reason = failureReason(err);
     const path = failurePath(err);
+    return this.park(session, work, failureReason(err), message, path);
+  }
+
+  /**
+   * A session's records from a journal entry written before the names rule refused its id (an
+   * older version answered them as accepted): quarantined under `bad_session_id` with the rule's
+   * reason. Returns false when the quarantine cannot take them now (they stay, and are tried again).
+   */
+  refusedName(session: string, work: SessionWork, problem: string): boolean {
+    const message = `the session id is refused by the storage root's names rule (${problem}); these records were accepted by an earlier version of aszcol, before that rule refused it`;
+    return this.park(session, work, 'bad_session_id', message);
+  }
+
+  private park(session: string, work: SessionWork, reason: string, message: string, path?: string): boolean {
     let file: string;
     try {
       file = quarantineRecords(

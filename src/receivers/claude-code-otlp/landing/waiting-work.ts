@@ -13,6 +13,7 @@ import {
   otlpSpanToSd,
   type OtlpConverted,
 } from '../../../adapters/claude-code/otlp-dialect.js';
+import { NAMES_RULE_VERSION } from '../../../storage/entry-names.js';
 import type { JournalEntry } from '../journal-format.js';
 import { recordTail } from '../record-line.js';
 import type { OtlpKind } from '../stream-end.js';
@@ -37,6 +38,11 @@ export interface SessionWork {
   /** Since when its lock has been found held by another collector (0: not waiting). */
   waitingSince: number;
   warned: boolean;
+  /**
+   * Why the names rule refuses this session's id, for records journaled before the rule refused it
+   * (an older version answered them as accepted): they are quarantined under this reason, never landed.
+   */
+  refusedName?: string;
 }
 
 export interface SpoolWork {
@@ -115,11 +121,14 @@ export class WaitingWork {
         const key = `${kind}\u0000${resourceJson}\u0000${scopeJson}`;
         for (const it of sg.items) {
           const session = otlpSessionOf(it.message.attributes, g.resource?.attributes);
-          // Items with no usable session were refused to the client (partial success) and land nowhere.
-          if (!session || badSessionId(session)) continue;
+          // Items with no session were refused to the client (partial success) and land nowhere.
+          if (!session) continue;
+          const refusedName = badSessionId(session);
+          // Refused to the client when it was sent, by the rule in force now: nothing was promised.
+          if (refusedName && entry.namesRule >= NAMES_RULE_VERSION) continue;
           let w = this.sessions.get(session);
           if (!w) {
-            w = { drafts: new Map(), firstAt: entry.at, records: 0, waitingSince: 0, warned: false };
+            w = { drafts: new Map(), firstAt: entry.at, records: 0, waitingSince: 0, warned: false, ...(refusedName ? { refusedName } : {}) };
             this.sessions.set(session, w);
           }
           let d = w.drafts.get(key);
