@@ -33,7 +33,9 @@ export function describeService(cfg: AszConfig, addresses: Record<string, string
         if (!key.startsWith(`receivers/${c.id}.`)) continue;
         const name = key.slice(`receivers/${c.id}.`.length);
         const proto = name === 'grpc' ? 'OTLP/gRPC' : name === 'http' ? 'OTLP/HTTP' : 'OTLP (gRPC and HTTP)';
-        receiving.push({ id: c.id, what: `Claude Code's telemetry over ${proto}`, from: `http://${reachable(addr)}` });
+        const metricsKept = pipelinesOf(cfg, c).some((p) => p.type === 'metrics');
+        const what = `Claude Code's telemetry over ${proto}${metricsKept ? '' : ' (its metrics are answered, not kept: no metrics pipeline)'}`;
+        receiving.push({ id: c.id, what, from: `http://${reachable(addr)}` });
       }
     }
     if (c.kind === 'exporter') {

@@ -5,11 +5,12 @@
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN } from '../helpers/cli.js';
 import { pollHttp, startService } from '../helpers/service.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { ccMetricsRequest, httpPost } from '../helpers/otlp.js';
 
 afterAll(cleanupTemp);
 
@@ -30,6 +31,8 @@ receivers:
   claude_code_otlp:
     protocols:
       grpc:
+        endpoint: 127.0.0.1:0
+      http:
         endpoint: 127.0.0.1:0
 processors:
   assembler:
@@ -82,7 +85,9 @@ describe('the service, run for the first time', () => {
     expect(out).toMatch(/page {8}http:\/\/127\.0\.0\.1:\d+/);
     expect(out).toContain(`data        ${root}`);
     expect(out).toContain(`receiving   Claude Code transcripts, every 1s: ${src}`);
-    expect(out).toMatch(/receiving {3}Claude Code's telemetry over OTLP\/gRPC: http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toMatch(
+      /receiving {3}Claude Code's telemetry over OTLP\/gRPC \(its metrics are answered, not kept: no metrics pipeline\): http:\/\/127\.0\.0\.1:\d+/,
+    );
     expect(out).toContain('exporting   nothing');
     expect(out).toContain(`npx aszcol setup claude-code --config ${config}`);
   });
@@ -101,11 +106,27 @@ describe('the service, run for the first time', () => {
         connect: `npx aszcol setup claude-code --config ${config}`,
         exporting: [],
       });
-      expect(status.service.receiving.map((r: { id: string }) => r.id)).toEqual(['claude_code_local', 'claude_code_otlp']);
+      // The OTLP receiver once per port it listens on.
+      expect(status.service.receiving.map((r: { id: string }) => r.id)).toEqual(['claude_code_local', 'claude_code_otlp', 'claude_code_otlp']);
       expect(status.hint).toContain('The service lands');
       expect(status.hint).not.toContain('collect --once');
       const list = (await (await fetch(`http://${page}/api/conversations`)).json()) as Record<string, unknown>;
       expect(list.next).toBe(`npx aszcol setup claude-code --config ${config}`);
+
+      // No metrics pipeline: Claude Code's metrics are answered (it must not see errors), counted, and not spooled.
+      const rx = addrs['receivers/claude_code_otlp.http']!;
+      expect((await httpPost(rx, '/v1/metrics', ccMetricsRequest('first-run-1', { input: 3, output: 5, cacheRead: 7, cacheCreation: 11 }))).status).toBe(200);
+      // The receiver's counters reach the service's metrics at the next pass (interval 1 s).
+      const unkept = async () =>
+        Number(
+          /^aszcol_receiver_unkept_metric_points_total\{receiver="claude_code_otlp"\} (\d+)$/m.exec(
+            (await pollHttp(`http://${addrs.telemetry}/metrics`, (s) => s === 200)).body,
+          )?.[1] ?? 0,
+        );
+      for (const until = Date.now() + 20_000; (await unkept()) === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 200));
+      expect(await unkept()).toBeGreaterThan(0);
+      const spooled = existsSync(join(root, '_metrics')) ? readdirSync(join(root, '_metrics')).filter((n) => n.endsWith('.pb')) : [];
+      expect(spooled).toEqual([]);
     } finally {
       svc.child.kill('SIGTERM');
       expect((await svc.exited).code).toBe(0);

@@ -5,8 +5,7 @@
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { buildView } from '../../src/formats/view/build.js';
-import { loadViewInput } from '../../src/extensions/view/load.js';
+import { servedView } from '../../src/extensions/view/served-view.js';
 import { describeLanded, describeRound, type OutFile } from '../../src/exporters/otlp/records.js';
 import { listRounds } from '../../src/storage/chain.js';
 import { listLanded } from '../../src/storage/landed-files.js';
@@ -41,7 +40,8 @@ describe("the test OAP's view of a conversation", () => {
   const conversation = SID;
   const landed = listLanded(b.root, SID).map((l) => describeLanded(l.rel, readFileSync(l.path)));
   const rounds = listRounds(b.root, conversation).map((r) => describeRound(`_conversations/${conversation}/rounds/${r.name}`, readFileSync(r.path)));
-  const page = JSON.parse(JSON.stringify(buildView(loadViewInput(b.root, conversation)))) as { summary: { state: string; problems: string[] } };
+  // The document our page serves for this root (the build plus the page's title rule).
+  const page = JSON.parse(JSON.stringify(servedView(b.root, conversation).doc)) as { summary: { state: string; problems: string[] } };
 
   test('from every stored file it equals the document our page builds, key for key', () => {
     expect(landed.length).toBeGreaterThan(1);

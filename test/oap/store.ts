@@ -9,8 +9,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
-import { buildView } from '../../src/formats/view/build.js';
-import { loadViewInput } from '../../src/extensions/view/load.js';
+import { servedView } from '../../src/extensions/view/served-view.js';
 import type { ConversationRow } from './lal.js';
 
 export interface StoredRow extends ConversationRow {
@@ -60,7 +59,7 @@ export class ConversationTables {
         mkdirSync(dirname(join(root, rel)), { recursive: true });
         writeFileSync(join(root, rel), f.body);
       }
-      return JSON.parse(JSON.stringify(buildView(loadViewInput(root, conversation))));
+      return JSON.parse(JSON.stringify(servedView(root, conversation).doc));
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -5,12 +5,12 @@
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { buildView } from '../../formats/view/build.js';
 import type { ViewDocument } from '../../formats/view/types.js';
 import { loadViewInput, ViewUnavailable } from './load.js';
 import { buildChanges, type ChangesAnswer } from './changes.js';
 
-import { rowFacts, type RowFacts } from './row-facts.js';
+import type { RowFacts } from './row-facts.js';
+import { servedView } from './served-view.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import type { Header, SdRecord } from '../../formats/session-data/types.js';
 import type { RoundHeader } from '../../formats/session-flow/types.js';
@@ -204,9 +204,7 @@ export class ViewCatalog {
   }
 
   private build(id: string): { doc: ViewDocument; facts: RowFacts } {
-    const input = loadViewInput(this.root, id);
-    const doc = buildView(input);
-    return { doc, facts: rowFacts(this.root, input, doc) };
+    return servedView(this.root, id);
   }
 
   /** A round file as a listing sees it: its name and its size, which moves while it is being written. */
@@ -277,9 +275,6 @@ export class ViewCatalog {
     const t0 = performance.now();
     const { doc, facts } = this.build(id);
     this.facts.set(id, { key: rounds.map((r) => this.sized(r)).join('|'), facts });
-    // The page's header titles the conversation as the list does, and says where the title came from.
-    if (doc.summary.title) Object.assign(doc.summary, { title_from: 'runtime' });
-    else if (facts.first_prompt) Object.assign(doc.summary, { title: facts.first_prompt, title_from: 'prompt' });
     const json = JSON.stringify(doc);
     const built = { key, json, builtMs: performance.now() - t0 };
     // The most recently read conversations stay; a reader going through a long list does not grow memory without end.

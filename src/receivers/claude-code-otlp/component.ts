@@ -14,13 +14,15 @@ class JournalMetrics {
   readonly bytes: Gauge<'receiver'>;
   readonly waiting: Gauge<'receiver'>;
   readonly damaged: Counter<'receiver'>;
+  readonly unkept: Counter<'receiver'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
     const known = <M>(name: string) => registry.getSingleMetric(name) as M | undefined;
     const bytes = 'aszcol_receiver_journal_bytes',
       waiting = 'aszcol_receiver_waiting_sessions',
-      damaged = 'aszcol_receiver_journal_damaged_total';
+      damaged = 'aszcol_receiver_journal_damaged_total',
+      unkept = 'aszcol_receiver_unkept_metric_points_total';
     this.bytes =
       known<Gauge<'receiver'>>(bytes) ??
       new Gauge({ name: bytes, help: 'Bytes a receiver accepted into its journal and has not landed yet.', labelNames: ['receiver'], registers });
@@ -30,6 +32,14 @@ class JournalMetrics {
     this.damaged =
       known<Counter<'receiver'>>(damaged) ??
       new Counter({ name: damaged, help: 'Journal stretches that could not be landed (damage on disk), kept aside.', labelNames: ['receiver'], registers });
+    this.unkept =
+      known<Counter<'receiver'>>(unkept) ??
+      new Counter({
+        name: unkept,
+        help: 'Metric points answered but not kept: no metrics pipeline includes the receiver, so nothing would read them.',
+        labelNames: ['receiver'],
+        registers,
+      });
   }
 }
 
@@ -55,7 +65,14 @@ export class OtlpReceiverComponent implements Component {
   async start(): Promise<void> {
     const { OtlpReceiver } = await import('./receiver.js');
     const log = this.s.log;
-    this.receiver = new OtlpReceiver(this.cfg, { storageRoot: this.s.storageRoot, name: this.s.id, log: (level, msg, fields) => log[level](msg, fields) });
+    // Only a metrics pipeline reads the spool: without one, received metrics are answered and counted, not kept.
+    const keepMetrics = this.s.pipelines.some((p) => p.split('/')[0] === 'metrics');
+    this.receiver = new OtlpReceiver(this.cfg, {
+      storageRoot: this.s.storageRoot,
+      name: this.s.id,
+      keepMetrics,
+      log: (level, msg, fields) => log[level](msg, fields),
+    });
     await this.receiver.start();
     this.sync();
   }
@@ -148,6 +165,7 @@ export class OtlpReceiverComponent implements Component {
     g.bytes.set({ receiver: this.s.id }, now.journal_bytes);
     g.waiting.set({ receiver: this.s.id }, now.waiting_sessions);
     g.damaged.inc({ receiver: this.s.id }, delta(now.damaged_entries, prev?.damaged_entries));
+    g.unkept.inc({ receiver: this.s.id }, delta(now.unkept_metric_points, prev?.unkept_metric_points));
     for (const [reason, n] of Object.entries(now.quarantined_records)) {
       const d = delta(n, prev?.quarantined_records[reason]);
       if (d) t.quarantined(d, reason);

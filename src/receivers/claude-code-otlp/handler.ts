@@ -32,6 +32,11 @@ export interface HandlerOptions {
   lockWaitMs: number;
   /** When an answer may go out: once the request is written to the journal, or once it is synced. */
   durability: Durability;
+  /**
+   * Whether received metrics go into the `_metrics/` spool. Only a metrics pipeline reads the spool;
+   * without one they are answered (Claude Code must not see errors) and counted, not kept.
+   */
+  keepMetrics?: boolean;
   log: ReceiverLog;
 }
 
@@ -284,6 +289,14 @@ export class ExportHandler {
       throw err;
     }
     const item = ITEM_OF[signal];
+    if (signal === 'metrics' && this.o.keepMetrics === false) {
+      if (this.stats.unkept_metric_points === 0)
+        this.o.log('info', 'metrics are answered but not kept: no metrics pipeline includes this receiver, so nothing would read the spool', {
+          points: checked.items,
+        });
+      this.stats.unkept_metric_points += checked.items;
+      return { ok: true };
+    }
     const plan = signal === 'metrics' ? undefined : this.plan(signal, checked.bytes);
     const accepted = plan ? plan.landable : checked.items;
     // Nothing to land (an empty request, or no item with a usable session): nothing to journal.

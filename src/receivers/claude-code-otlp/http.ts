@@ -24,8 +24,13 @@ import type { ExportHandler, ExportResult } from './handler.js';
 
 const SIGNAL_OF_PATH = new Map<string, Signal>(SIGNALS.map((s) => [HTTP_PATH[s], s]));
 
-/** How long a refused request's connection stays open to deliver the answer before it is cut. */
-const CLOSE_GRACE_MS = 2000;
+/**
+ * A refused request's unread body is drained, so a client that writes everything before it reads
+ * (many do) still reads the answer; the connection is cut once the body stops arriving for this long…
+ */
+const DRAIN_IDLE_MS = 2000;
+/** …or once this much has been drained, so a client cannot hold a connection open by sending forever. */
+const DRAIN_MAX_BYTES = 256 * 1024 * 1024;
 
 function send(res: ServerResponse, format: BodyFormat, result: ExportResult, signal: Signal, close: boolean): void {
   if (res.headersSent || res.destroyed) return;
@@ -55,13 +60,24 @@ function send(res: ServerResponse, format: BodyFormat, result: ExportResult, sig
  */
 function refuseUnread(req: IncomingMessage, res: ServerResponse, format: BodyFormat, result: ExportResult, signal: Signal): void {
   req.removeAllListeners('data');
-  req.resume();
-  send(res, format, result, signal, true);
-  if (!req.complete) {
-    const t = setTimeout(() => req.socket.destroy(), CLOSE_GRACE_MS);
-    t.unref();
-    req.once('end', () => clearTimeout(t));
-  }
+  // Not `Connection: close`: Node would end the socket as soon as the answer is out, and a client
+  // still writing its body would get EPIPE. The rest of the body is drained, which leaves the
+  // connection clean to reuse, or it is cut below.
+  send(res, format, result, signal, false);
+  if (req.complete) return;
+  // Cut only when the body stalls or passes the budget: a fixed deadline after the answer reset a
+  // slow client still sending, which then saw EPIPE instead of the answer (M6).
+  let drained = 0;
+  const cut = () => req.socket.destroy();
+  const idle = setTimeout(cut, DRAIN_IDLE_MS);
+  idle.unref();
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_MAX_BYTES) cut();
+    else idle.refresh();
+  });
+  req.once('end', () => clearTimeout(idle));
+  req.once('close', () => clearTimeout(idle));
 }
 
 export function otlpHttpHandler(h: ExportHandler, maxRequestBytes: number): (req: IncomingMessage, res: ServerResponse) => void {

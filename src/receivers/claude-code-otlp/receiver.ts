@@ -28,6 +28,8 @@ export interface OtlpReceiverOptions {
   storageRoot: string;
   /** The instance's name (its component id), naming its journal under `<root>/_journal/`. */
   name?: string;
+  /** False: received metrics are answered and counted, not spooled (no metrics pipeline would read them). Default true. */
+  keepMetrics?: boolean;
   log?: ReceiverLog;
 }
 
@@ -103,6 +105,7 @@ export class OtlpReceiver {
       maxJournalBytes: cfg.maxJournalBytes,
       lockWaitMs: cfg.lockWaitMs,
       durability: cfg.durability,
+      keepMetrics: opts.keepMetrics ?? true,
       log: this.log,
     });
   }

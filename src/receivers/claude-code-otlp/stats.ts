@@ -35,6 +35,8 @@ export interface OtlpReceiverStats {
   damaged_entries: number;
   /** Records parked in the storage root's quarantine (they can never land where they belong), by reason. */
   quarantined_records: Record<string, number>;
+  /** Metric points answered but not kept because no metrics pipeline includes the receiver (nothing would consume them). */
+  unkept_metric_points: number;
 }
 
 export function emptyStats(): OtlpReceiverStats {
@@ -43,6 +45,7 @@ export function emptyStats(): OtlpReceiverStats {
     refused: { log_records: 0, metric_points: 0, spans: 0 },
     refused_requests: {},
     refused_items: {},
+    unkept_metric_points: 0,
     requests: { grpc: 0, http: 0, duplicates: 0 },
     landed: { files: 0, records: 0, spool_files: 0 },
     spool_bytes: 0,
@@ -66,5 +69,6 @@ export function cloneStats(s: OtlpReceiverStats): OtlpReceiverStats {
     waiting_sessions: s.waiting_sessions,
     damaged_entries: s.damaged_entries,
     quarantined_records: { ...s.quarantined_records },
+    unkept_metric_points: s.unkept_metric_points,
   };
 }
