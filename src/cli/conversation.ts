@@ -49,7 +49,9 @@ export function runConversation(id: string, opts: { config?: string; terms?: str
     return EXIT.problem;
   }
   if (!chain.fold.head) {
-    io.err(`aszcol conversation: ${id}: no rounds (run aszcol collect --once and aszcol parse first)`);
+    io.err(
+      `aszcol conversation: ${id}: no rounds under ${cfg.storageRoot} (the storage root of ${cfg.source}; run aszcol collect --once and aszcol parse first, or pass --config)`,
+    );
     return EXIT.problem;
   }
   const all = [...chain.fold.entities.values()];

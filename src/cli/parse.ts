@@ -55,6 +55,9 @@ export function runParse(session: string | undefined, opts: { config?: string; j
       io.err(`error: ${s}: ${(err as Error).message}`);
     }
   }
+  // Nothing landed: say where we looked, so a wrong --config (or none) is obvious.
+  if (sessions.length === 0)
+    io.err(`aszcol parse: no landed session under ${cfg.storageRoot} (the storage root of ${cfg.source}); run aszcol collect --once first`);
   if (opts.json) io.out(JSON.stringify(results));
   else {
     const head = ['SESSION', 'ROUND', 'SEQ', 'NODES', 'RELS', 'UNRES', 'TALKS', 'RUNS', 'STEPS', 'TOOLS', 'CHILDREN'];

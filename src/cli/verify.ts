@@ -14,7 +14,7 @@ export function runVerify(session: string | undefined, opts: { config?: string; 
   c.problems.push(...pushed.problems);
   if (opts.json) io.out(JSON.stringify({ ...r, chains: c.chains, rounds: c.rounds, rejected: pushed.rejected, problems: [...r.problems, ...c.problems] }));
   else {
-    io.out(`checked ${r.sessions} session(s), ${r.streams} stream(s), ${r.files} file(s), ${r.records} record(s)`);
+    io.out(`checked ${r.sessions} session(s), ${r.streams} stream(s), ${r.files} file(s), ${r.records} record(s) under ${cfg.storageRoot}`);
     io.out(`checked ${c.chains} conversation chain(s), ${c.rounds} round(s)`);
     const q = r.quarantine;
     if (q.files)
