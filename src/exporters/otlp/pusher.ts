@@ -236,6 +236,7 @@ export class Pusher {
     const ahead: Promise<Batch | undefined>[] = [];
     const recorded: Promise<void>[] = [];
     let recordFailed = false;
+    let settled = 0;
     const fill = () => {
       while (ahead.length < PREPARE_AHEAD && next < files.length) {
         const sel = this.select(files, next, r);
@@ -257,8 +258,10 @@ export class Pusher {
         if (!p) return await end();
         const current = await p;
         if (!current) continue; // nothing in it could be sent; each file was reported
-        // push.state cannot take a record (a full or read-only disk): sending more would only send
-        // files that go again next time; the pass ends with the storage error.
+        // Every record but the newest is done before this request goes (the newest still overlaps
+        // this send): so when push.state cannot take a record (a full or read-only disk) the pass
+        // ends within one request, instead of sending files that only go again next time.
+        for (; settled < recorded.length - 1; settled++) await recorded[settled]!.catch(() => undefined);
         if (abort?.aborted || recordFailed) return await end();
         const waited = await this.bucket.take(current.body.length, abort);
         if (waited === undefined) return await end();
