@@ -9,7 +9,7 @@ import { listLanded } from '../../storage/landed-files.js';
 import type { PushedFile } from '../../storage/push-state.js';
 import { encodeLogsRequest, type ResourceGroup } from './encode.js';
 import { resourceAttributes, runtimeOfAdapter, scope, type Identity } from '../../otlp/identity.js';
-import { firstLine } from './plan.js';
+import { readFirstLine } from '../../storage/first-line.js';
 import { describeLanded, describeRound, UnsendableFileError, type OutFile } from './records.js';
 import { ScratchBuffer } from '../../util/scratch-buffer.js';
 
@@ -47,7 +47,7 @@ export class SessionFacts {
     let adapter: string | undefined;
     for (const f of listLanded(this.root, session)) {
       try {
-        const h = JSON.parse(firstLine(f.path) ?? '') as { adapter?: unknown };
+        const h = JSON.parse(readFirstLine(f.path) ?? '') as { adapter?: unknown };
         if (typeof h.adapter === 'string') {
           adapter = h.adapter;
           break;

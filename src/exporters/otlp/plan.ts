@@ -4,9 +4,10 @@
  * sessions one after another during a long first push. Metrics: the `_metrics/` spool by name.
  * Only names are listed here; files are read when their batch is built.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { listConversations, listRounds, CONVERSATIONS } from '../../storage/chain.js';
 import { landedSessions, listLanded } from '../../storage/landed-files.js';
+import { readFirstLine } from '../../storage/first-line.js';
 import { parseLandedName } from '../../storage/layout.js';
 import { MetricsSpool, type MetricsSource } from '../../storage/metrics-spool.js';
 
@@ -15,30 +16,6 @@ export interface PlannedFile {
   path: string;
   format: 'sd' | 'sf' | 'metrics';
   session?: string;
-}
-
-/** The first line of a file (a round's header), read in small pieces. */
-export function firstLine(path: string, max = 1 << 20): string | undefined {
-  const fd = openSync(path, 'r');
-  try {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const buf = Buffer.alloc(4096);
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, total);
-      if (n === 0) return undefined;
-      const nl = buf.subarray(0, n).indexOf(10);
-      if (nl >= 0) {
-        chunks.push(Buffer.from(buf.subarray(0, nl)));
-        return Buffer.concat(chunks).toString('utf8');
-      }
-      chunks.push(Buffer.from(buf.subarray(0, n)));
-      total += n;
-      if (total > max) return undefined;
-    }
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Which session a conversation's rounds were assembled from; rounds are immutable, so it is remembered. */
@@ -52,7 +29,7 @@ export class ConversationSessions {
       let line: string | undefined;
       try {
         if (statSync(r.path).size === 0) continue;
-        line = firstLine(r.path);
+        line = readFirstLine(r.path);
       } catch {
         continue;
       }

@@ -3,8 +3,9 @@
  * round's header, one conversation's document folded on demand and kept until its head moves,
  * and one landed record read from disk every time it is asked for.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { readFirstLine } from '../../storage/first-line.js';
 import type { ViewDocument } from '../../formats/view/types.js';
 import { loadViewInput, ViewUnavailable } from './load.js';
 import { buildChanges, type ChangesAnswer } from './changes.js';
@@ -86,31 +87,13 @@ const HEADER_COUNTS = [
 
 /** The first line of a round file, read without reading the rest. */
 export function readRoundHeader(path: string): RoundHeader | undefined {
-  let fd: number;
   try {
-    fd = openSync(path, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const buf = Buffer.alloc(64 * 1024);
-      const n = readSync(fd, buf, 0, buf.length, total);
-      if (n === 0) return undefined;
-      const nl = buf.subarray(0, n).indexOf(10);
-      chunks.push(buf.subarray(0, nl === -1 ? n : nl));
-      total += n;
-      if (nl !== -1) break;
-      if (total > 16 * 1024 * 1024) return undefined;
-    }
-    const h = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RoundHeader;
+    const line = readFirstLine(path, 16 * 1024 * 1024);
+    if (line === undefined) return undefined;
+    const h = JSON.parse(line) as RoundHeader;
     return h && h.t === 'header' && typeof h.round === 'number' ? h : undefined;
   } catch {
     return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

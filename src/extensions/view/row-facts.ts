@@ -3,7 +3,7 @@
  * runtime gave none), the project, the models, the token sums, the tools, and the prompts a
  * search looks through. Worked out from a built document, so the catalog does it once per head.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readFirstLine } from '../../storage/first-line.js';
 import type { ViewInput } from '../../formats/view/build.js';
 import type { ViewDocument, ViewNode } from '../../formats/view/types.js';
 import { listLanded } from '../../storage/landed-files.js';
@@ -65,33 +65,16 @@ function mainPrompts(doc: ViewDocument): string[] {
 function projectOf(root: string, session: string): string | undefined {
   for (const l of listLanded(root, session)) {
     if (!l.prefix.startsWith('transcript')) continue;
-    const header = firstLine(l.path);
-    if (!header) continue;
     try {
+      const header = readFirstLine(l.path);
+      if (!header) continue;
       const src = (JSON.parse(header) as { src?: unknown }).src;
       if (typeof src === 'string' && src.includes('/')) return src.split('/')[0] || undefined;
     } catch {
-      /* a header that does not parse names no project; the view's own checks report it */
+      /* a header that cannot be read or parsed names no project; the view's own checks report it */
     }
   }
   return undefined;
-}
-
-function firstLine(path: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const buf = Buffer.alloc(8192);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const nl = buf.subarray(0, n).indexOf(10);
-    return nl === -1 ? undefined : buf.toString('utf8', 0, nl);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function walk(nodes: ViewNode[], visit: (n: ViewNode) => void): void {
