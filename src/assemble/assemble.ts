@@ -14,6 +14,7 @@ import { computeEpochs, emitEpochs } from './stage6-epochs.js';
 import { computeTalks, emitTalks } from './stage7-talks.js';
 import { proposeSegments } from './stage8-segments.js';
 import { joinTelemetry } from './stage9-telemetry.js';
+import { joinProviderBodies } from './provider-bodies.js';
 
 export interface AssembleInput {
   session: string;
@@ -81,6 +82,7 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
   joinChildren(ctx, uses);
   proposeSegments(ctx, uses);
   joinTelemetry(ctx, uses);
+  joinProviderBodies(ctx);
   return { ...ctx.out, title, sessionFrom: from === Infinity ? undefined : from, sessionThrough: through === -Infinity ? undefined : through, duplicates };
 }
 

@@ -31,6 +31,7 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     filter: { include: local.include, exclude: local.exclude },
     maxDeltaBytes: local.maxDeltaBytes,
     workers: local.workers || defaultWorkers(),
+    providerBodies: local.providerBodies || undefined,
     // The crash test's hook: a real crash, between landing a file and committing its cursor.
     afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
   });

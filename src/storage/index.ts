@@ -3,6 +3,7 @@
  * Assembly reads only this. It is disposable: deleted, it is rebuilt from the landed files;
  * a schema change discards it. `index.state` records how far it reaches (`indexed_seq`).
  */
+import { manifestOf } from '../formats/session-data/provider-body.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -121,6 +122,11 @@ export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { k
   if (TELEMETRY_KINDS.has(file.kind)) {
     const figures = figuresOf(r.parts.find((p) => p.k === 'data')?.data);
     if (figures) e.figures = figures;
+  }
+  if (file.kind === 'provider_body') {
+    // A body's manifest without its segments (the body itself): what assembly joins it to a call by.
+    const m = manifestOf(r);
+    if (m) e.figures = JSON.stringify({ role: m.role, src: m.src, call: m.call, request: m.request, bytes: m.bytes, why: m.why });
   }
   return e;
 }

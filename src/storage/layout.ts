@@ -50,12 +50,17 @@ export function listDir(dir: string): string[] {
 /** Where a push receiver (OTLP) lands a session's records: one flat directory, since they name no stream. */
 export const otlpDir = (root: string, session: string) => join(root, session, 'otlp');
 
-/** Every directory that holds landed files of a session: `streams/<s>/`, `runs/<r>/` and `otlp/`. */
-export function landedDirs(root: string, session: string): { dir: string; stream?: string; run?: string; otlp?: true }[] {
-  const out: { dir: string; stream?: string; run?: string; otlp?: true }[] = [];
+/** Where a session's provider request and response bodies land (asz 0.6's `<session>/provider_body/`): they name no stream either. */
+export const providerBodyDir = (root: string, session: string) => join(root, session, 'provider_body');
+
+/** Every directory that holds landed files of a session: `streams/<s>/`, `runs/<r>/`, `otlp/` and `provider_body/`. */
+export function landedDirs(root: string, session: string): { dir: string; stream?: string; run?: string; otlp?: true; provider?: true }[] {
+  const out: { dir: string; stream?: string; run?: string; otlp?: true; provider?: true }[] = [];
   for (const s of listDir(join(root, session, 'streams')).sort()) out.push({ dir: streamDir(root, session, s), stream: s });
   for (const r of listDir(join(root, session, 'runs')).sort()) out.push({ dir: runDir(root, session, r), run: r });
-  if (listDir(join(root, session)).includes('otlp')) out.push({ dir: otlpDir(root, session), otlp: true });
+  const top = listDir(join(root, session));
+  if (top.includes('otlp')) out.push({ dir: otlpDir(root, session), otlp: true });
+  if (top.includes('provider_body')) out.push({ dir: providerBodyDir(root, session), provider: true });
   return out;
 }
 

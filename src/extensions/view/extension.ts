@@ -12,6 +12,7 @@ import { ViewCatalog, type ViewStatus } from './catalog.js';
 import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
 import { callsAnswer, toolsAnswer } from './figures-api.js';
+import { callPrompt } from './prompts.js';
 import type { ViewConfig } from './config.js';
 import type { ViewDocument } from '../../formats/view/types.js';
 
@@ -112,6 +113,11 @@ export class ViewExtension {
     });
     api.get('/c/:id/calls', (req, res) => {
       res.json(callsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
+    });
+    api.get('/c/:id/calls/:message/prompt', (req, res) => {
+      const prompt = callPrompt(this.catalog.root, JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument, String(req.params.message));
+      if (!prompt) res.status(404).json({ error: `conversation ${String(req.params.id)} has no provider call ${String(req.params.message)}` });
+      else res.json(prompt);
     });
     api.get('/c/:id/tools', (req, res) => {
       res.json(toolsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));

@@ -4,6 +4,7 @@
  * one asz publishes; a key with no value is left out, never written as null.
  */
 
+import type { ContextChange, ViewPrompt, ViewProviderBody } from './prompt.js';
 export const VIEW_FORMAT = 'asz.view';
 export const VIEW_VERSION = '1.0';
 /** A node's text is clipped to this many bytes, on a whole character. */
@@ -39,6 +40,9 @@ export interface ViewSummary {
   tool_ms?: number;
   api_calls?: number;
   api_errors?: number;
+  /** The session's provider bodies as of the fold, joined or not, and the calls whose request is listed (asz 0.6). */
+  provider_bodies?: number;
+  captured_prompts?: number;
   kinds: Record<string, number>;
   relation_types: Record<string, number>;
   quality: Record<string, number>;
@@ -160,6 +164,10 @@ export interface ViewNode {
   result_bytes?: number;
   request_to_result_ms?: number;
   request_to_result_join?: string;
+  // an llm.call adds (asz 0.6: its bodies by role and landed record; aszcol: what they say)
+  provider_bodies?: ViewProviderBody[];
+  prompt?: ViewPrompt;
+  context_change?: ContextChange;
   children?: ViewNode[];
   edges?: Edge[];
 }

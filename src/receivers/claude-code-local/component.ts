@@ -22,6 +22,7 @@ export class LocalReceiverComponent implements Component {
       filter: { include: cfg.include, exclude: cfg.exclude },
       maxDeltaBytes: cfg.maxDeltaBytes,
       workers: cfg.workers || defaultWorkers(),
+      providerBodies: cfg.providerBodies || undefined,
     });
   }
 

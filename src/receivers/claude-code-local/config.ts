@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join as joinPath, resolve } from 'node:path';
+import { dirname, join as joinPath, resolve } from 'node:path';
 import { ConfigError } from '../../util/errors.js';
 import { bytes, duration, int, join, mapping, str, strList } from '../../config/reader.js';
 
@@ -15,9 +15,11 @@ export interface LocalReceiverConfig {
   maxDeltaBytes: number;
   /** Worker threads for a pass; 0 means one per core (at most four). */
   workers: number;
+  /** Where Claude Code writes its raw API bodies (`OTEL_LOG_RAW_API_BODIES=file:DIR`); empty collects none. */
+  providerBodies: string;
 }
 
-export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers'] as const;
+export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers', 'provider_bodies'] as const;
 
 export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
   if (configured) return { root: resolve(configured), from: 'config' };
@@ -40,5 +42,8 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
   const maxDeltaBytes = bytes(m.max_delta_bytes, at('max_delta_bytes'), 2 * 1024 * 1024);
   if (maxDeltaBytes < 1024) throw new ConfigError(at('max_delta_bytes'), 'must be at least 1KiB');
   const workers = int(m.workers, at('workers'), 0, { min: 0, max: 64 });
-  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers };
+  // asz 0.6's default: `asz/provider-bodies` beside the runtime's `projects`; nothing happens while it does not exist.
+  const bodies = str(m.provider_bodies, at('provider_bodies'), joinPath(dirname(src.root), 'asz', 'provider-bodies'));
+  const providerBodies = bodies === '' ? '' : resolve(bodies);
+  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, providerBodies };
 }

@@ -5,6 +5,7 @@ import { SessionPool } from './session-pool.js';
 import { FileLock } from '../../storage/lock.js';
 import { isSessionEntryName, listDir, sessionLockPath } from '../../storage/layout.js';
 
+import { ProviderBodyCollector } from './provider-bodies.js';
 import { collectSession, countConflicts, emptyReport, markPruned, mergeReport, type LocalCollectOptions, type PassReport } from './session-collect.js';
 
 export type { LocalCollectOptions, PassReport } from './session-collect.js';
@@ -13,8 +14,13 @@ export class LocalCollector {
   /** Sessions no longer discovered that were already checked for pruned sources (checked again once rediscovered). */
   private readonly checkedUndiscovered = new Set<string>();
   private pool: SessionPool | undefined;
+  /** The runtime's raw API body dump, collected after the sessions' transcripts (asz 0.6's order). */
+  private readonly bodies: ProviderBodyCollector | undefined;
 
-  constructor(readonly opts: LocalCollectOptions & { workers?: number }) {}
+  constructor(readonly opts: LocalCollectOptions & { workers?: number }) {
+    if (opts.providerBodies)
+      this.bodies = new ProviderBodyCollector({ root: opts.root, dir: opts.providerBodies, maxDeltaBytes: opts.maxDeltaBytes, settleMs: opts.bodySettleMs, clock: opts.clock });
+  }
 
   /** One pass on this thread. */
   pass(): PassReport {
@@ -83,6 +89,15 @@ export class LocalCollector {
           lock.release();
         }
       }
+    }
+    if (this.bodies) {
+      const b = this.bodies.pass();
+      report.bodies = { landed: b.landed, waiting: b.waiting, unreadable: b.unreadable };
+      report.landedFiles += b.landedFiles;
+      report.landedRecords += b.landed;
+      report.landedBytes += b.landedBytes;
+      report.busy += b.busy;
+      report.errors.push(...b.errors);
     }
     report.durationMs = Date.now() - started;
     return report;

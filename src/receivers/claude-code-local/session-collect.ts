@@ -34,6 +34,10 @@ export interface LocalCollectOptions {
   adapter?: string;
   /** The clock stamps come from (a scenario build with a fixed time lands byte-identical files). */
   clock?: () => bigint;
+  /** The directory Claude Code writes its raw API bodies to (`OTEL_LOG_RAW_API_BODIES=file:DIR`); none collects no bodies. */
+  providerBodies?: string;
+  /** How long a body that is not JSON yet may still be being written (tests shorten it). */
+  bodySettleMs?: number;
 }
 
 export interface PassReport {
@@ -55,6 +59,8 @@ export interface PassReport {
   filteredOut: number;
   errors: { where: string; message: string }[];
   durationMs: number;
+  /** Provider bodies this pass: landed, waiting for their session or their last write, landed whole as unreadable. */
+  bodies?: { landed: number; waiting: number; unreadable: number };
 }
 
 function target(root: string, s: SourceFile, stamp: string, at: string, adapter = ADAPTER): LandingTarget {

@@ -1,0 +1,65 @@
+import { entityId, type Ref } from '../formats/session-flow/types.js';
+import { addUnresolved, refOf, type AssemblyContext } from './context.js';
+
+interface BodyFigures {
+  role: 'request' | 'response';
+  src?: string;
+  call?: string;
+  request?: string;
+  bytes?: number;
+  why?: string;
+}
+
+function read(figures: string): BodyFigures | undefined {
+  try {
+    const f = JSON.parse(figures) as BodyFigures;
+    return f.role === 'request' || f.role === 'response' ? f : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The provider bodies a session landed, joined to the calls they belong to by the ids the runtime
+ * filed them under: the call's message id, else its request id (stage 9's `request_id`). Each
+ * `llm.call` lists its bodies as asz 0.6 does, `provider_bodies: [{role, ref}]`, request first; the
+ * session states `provider_bodies_landed`. A body that joins no call, or that could not be read as
+ * JSON, is an open `telemetry` unresolved entry with its reason (the raw body dump is one of the
+ * runtime's telemetry settings). Bodies never make or change a step, so the fold's steps are the
+ * same with and without them.
+ */
+export function joinProviderBodies(ctx: AssemblyContext): void {
+  const callOfRequest = new Map<string, string>();
+  for (const [id, node] of ctx.out.nodes) {
+    const request = node.kind === 'llm.call' ? node.attrs?.request_id : undefined;
+    if (typeof request === 'string') callOfRequest.set(request, id);
+  }
+  const byCall = new Map<string, { role: string; ref: Ref }[]>();
+  let landed = 0;
+  for (const e of ctx.live) {
+    if (e.fileKind !== 'provider_body' || !e.figures) continue;
+    const f = read(e.figures);
+    if (!f) continue;
+    landed++;
+    const ref = refOf(e);
+    const where = `provider_body/${e.seq}/${e.row}`;
+    const name = f.src ?? `${f.role} body`;
+    if (f.why) addUnresolved(ctx, 'telemetry', where, `the ${f.role} body ${name} is kept whole, unread: ${f.why}`);
+    const byMessage = f.call ? entityId('call', f.call) : undefined;
+    const call = byMessage && ctx.out.nodes.has(byMessage) ? byMessage : f.request ? callOfRequest.get(f.request) : undefined;
+    if (!call) {
+      const ids = [f.call && `message ${f.call}`, f.request && `request ${f.request}`].filter(Boolean).join(' and ');
+      if (!f.why)
+        addUnresolved(ctx, 'telemetry', where, `the ${f.role} body ${name} names ${ids || 'no call'}, which no landed call of this session is (yet)`);
+      continue;
+    }
+    (byCall.get(call) ?? byCall.set(call, []).get(call)!).push({ role: f.role, ref });
+  }
+  for (const [call, bodies] of byCall) {
+    const node = ctx.out.nodes.get(call)!;
+    bodies.sort((a, b) => (a.role === b.role ? a.ref.seq - b.ref.seq || a.ref.row - b.ref.row : a.role === 'request' ? -1 : 1));
+    (node.attrs ??= {}).provider_bodies = bodies;
+  }
+  const session = ctx.out.nodes.get(entityId('session', ctx.session));
+  if (session && landed > 0) (session.attrs ??= {}).provider_bodies_landed = landed;
+}
