@@ -2,9 +2,9 @@
  * `aszcol conversation ID --calls` / `--tools`: the rows `/api/c/{id}/calls` and `/tools` serve,
  * as a table or (`--json`) the same JSON, built from the same document.
  */
-import { buildView } from '../formats/view/build.js';
 import { callsAnswer, toolsAnswer } from '../extensions/view/figures-api.js';
 import { loadViewInput } from '../extensions/view/load.js';
+import { buildViewWithPrompts } from '../extensions/view/prompts.js';
 import type { CallRow, TelemetrySummary, ToolRow } from '../formats/view/figures.js';
 import { configFor, EXIT, type Io } from './context.js';
 
@@ -36,7 +36,7 @@ export function runConversationFigures(id: string, opts: { config?: string; json
   }
   let doc;
   try {
-    doc = buildView(loadViewInput(cfg.storageRoot, id));
+    doc = buildViewWithPrompts(loadViewInput(cfg.storageRoot, id));
   } catch (err) {
     io.err(`aszcol conversation: ${(err as Error).message}`);
     return EXIT.problem;

@@ -2,8 +2,8 @@ import { TERMS } from '../adapters/claude-code/glossary.js';
 import { loadChain } from '../storage/chain.js';
 import type { EntityFrame } from '../formats/session-flow/types.js';
 import { stringify as stringifyYaml } from 'yaml';
-import { buildView } from '../formats/view/build.js';
 import { loadViewInput } from '../extensions/view/load.js';
+import { buildViewWithPrompts } from '../extensions/view/prompts.js';
 import { configFor, EXIT, type Io } from './context.js';
 
 type Terms = 'unified' | 'native' | 'both';
@@ -19,7 +19,7 @@ function name(kind: string, terms: Terms): string {
 function printView(root: string, id: string, as: 'json' | 'yaml', io: Io): number {
   let doc;
   try {
-    doc = buildView(loadViewInput(root, id));
+    doc = buildViewWithPrompts(loadViewInput(root, id));
   } catch (err) {
     io.err(`aszcol conversation: ${id}: ${(err as Error).message}`);
     return EXIT.problem;

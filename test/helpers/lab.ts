@@ -27,6 +27,8 @@ export interface LabOptions {
   mcp?: string;
   /** The mock's own copy of every request body it received, one file per request id. */
   logBodies?: string;
+  /** The runtime's own dump of every API request and response (`OTEL_LOG_RAW_API_BODIES=file:DIR`). */
+  rawBodies?: string;
 }
 
 export const LAB_SCRIPT = join(SHARED, 'lab', 'scripts', 'basic.json');

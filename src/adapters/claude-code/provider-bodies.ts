@@ -67,14 +67,24 @@ export function sessionOfRequest(text: string): string | undefined {
   }
 }
 
+/** The message id a response body carries (`id`, the transcript's `message.id`), when it is readable. */
+export function messageIdOfResponse(text: string): string | undefined {
+  try {
+    return str((JSON.parse(text) as Record<string, unknown>)?.id);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a body is filed under: from the index line that names its file when there is one, else what the body itself says. */
-export function factsOf(name: string, role: BodyRole, line: IndexedCall | undefined, session: string): BodyFacts {
+export function factsOf(name: string, role: BodyRole, line: IndexedCall | undefined, session: string, text: string): BodyFacts {
+  const call = line?.call ?? (role === 'response' ? messageIdOfResponse(text) : undefined);
   return {
     role,
     src: name,
     session,
     ...(line?.model ? { model: line.model } : {}),
-    ...(line?.call ? { call: line.call } : {}),
+    ...(call ? { call } : {}),
     ...(line?.request ? { request: line.request } : role === 'response' && REQUEST_ID.test(name) ? { request: name.slice(0, -'.response.json'.length) } : {}),
   };
 }

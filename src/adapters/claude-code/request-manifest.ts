@@ -58,7 +58,7 @@ export function describeRequest(body: unknown): InputManifest | undefined {
     if (isObj(b) && typeof b.text === 'string') texts.push(b.text);
     marker(b, `system[${i}]`, breakpoints);
   });
-  const text = texts.join('\n\n');
+  const text = texts.join('\n'); // the blocks as one text, a line break between (the lab's mock counts it so)
   const tools = Array.isArray(body.tools) ? body.tools : [];
   const names: string[] = [];
   const digests: Record<string, string> = {};

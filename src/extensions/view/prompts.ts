@@ -10,7 +10,7 @@ import { contextChange, describeRequest, describeResponse } from '../../adapters
 import { readSessionData } from '../../formats/session-data/decode.js';
 import { rebuildBody } from '../../formats/session-data/provider-body.js';
 import type { SdRecord } from '../../formats/session-data/types.js';
-import type { RecordReader } from '../../formats/view/build.js';
+import { buildView, type RecordReader, type ViewInput } from '../../formats/view/build.js';
 import type { ContextChange, InputManifest, OutputManifest, ViewPrompt, ViewProviderBody } from '../../formats/view/prompt.js';
 import type { ViewDocument, ViewNode } from '../../formats/view/types.js';
 
@@ -154,4 +154,11 @@ export function callPrompt(root: string, doc: ViewDocument, messageId: string): 
     };
   });
   return found;
+}
+
+/** The `asz.view` build with what each call's bodies say: every reader of a conversation (page, CLI) goes through here. */
+export function buildViewWithPrompts(input: ViewInput): ViewDocument {
+  const doc = buildView(input);
+  addPrompts(doc, input.records);
+  return doc;
 }

@@ -4,16 +4,14 @@
  * anything that rebuilds a conversation from the same files (the test OAP's view route) gets the
  * same document the page does.
  */
-import { buildView } from '../../formats/view/build.js';
 import type { ViewDocument } from '../../formats/view/types.js';
 import { loadViewInput } from './load.js';
-import { addPrompts } from './prompts.js';
+import { buildViewWithPrompts } from './prompts.js';
 import { rowFacts, type RowFacts } from './row-facts.js';
 
 export function servedView(root: string, conversation: string): { doc: ViewDocument; facts: RowFacts } {
   const input = loadViewInput(root, conversation);
-  const doc = buildView(input);
-  addPrompts(doc, input.records);
+  const doc = buildViewWithPrompts(input);
   const facts = rowFacts(root, input, doc);
   if (doc.summary.title) Object.assign(doc.summary, { title_from: 'runtime' });
   else if (facts.first_prompt) Object.assign(doc.summary, { title: facts.first_prompt, title_from: 'prompt' });

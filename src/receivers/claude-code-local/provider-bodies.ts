@@ -7,13 +7,13 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADAPTER, DIALECT, INDEX_FILE, factsOf, readIndexLine, roleOfName, sessionOfRequest, type IndexedCall } from '../../adapters/claude-code/provider-bodies.js';
+import { ADAPTER, DIALECT, INDEX_FILE, factsOf, messageIdOfResponse, readIndexLine, roleOfName, sessionOfRequest, type IndexedCall } from '../../adapters/claude-code/provider-bodies.js';
 import { SessionDataWriter, shortSha } from '../../formats/session-data/encode.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import { bodyParts, bodyProblem, manifestOf } from '../../formats/session-data/provider-body.js';
 import type { SdRecord } from '../../formats/session-data/types.js';
 import { entryNameProblem } from '../../storage/entry-names.js';
-import { readIndexState, updateIndex } from '../../storage/index.js';
+import { loadIndex, readIndexState, updateIndex } from '../../storage/index.js';
 import { FileLock } from '../../storage/lock.js';
 import { landedName, listDir, parseLandedName, providerBodyDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, loadSessionState, saveSessionState } from '../../storage/session-state.js';
@@ -81,7 +81,8 @@ export class ProviderBodyCollector {
         report.errors.push({ where: path, message: (err as Error).message });
         continue;
       }
-      const session = line?.session ?? (role === 'request' ? sessionOfRequest(bytes.toString('utf8')) : undefined);
+      const session =
+        line?.session ?? (role === 'request' ? sessionOfRequest(bytes.toString('utf8')) : this.claimResponse(bytes, [...byFile.values()].map((l) => l.session)));
       if (!session) {
         report.waiting++; // a response the index does not name yet, or a request still being written
         continue;
@@ -100,6 +101,20 @@ export class ProviderBodyCollector {
     }
     for (const [session, bodies] of bySession) this.landSession(session, bodies, report);
     return report;
+  }
+
+  /**
+   * The session of a response the index does not name (its line not written yet, or lost when the
+   * runtime exited): the one session, among those the index names, whose landed transcript holds the
+   * response's message id (asz 0.6's claim). None or several: it waits.
+   */
+  private claimResponse(bytes: Buffer, sessions: string[]): string | undefined {
+    const message = messageIdOfResponse(bytes.toString('utf8'));
+    if (!message) return undefined;
+    const holders = [...new Set(sessions)].filter(
+      (s) => !entryNameProblem(s) && (loadIndex(this.opts.root, s)?.entries.some((e) => e.fileKind === 'transcript' && e.call === message) ?? false),
+    );
+    return holders.length === 1 ? holders[0] : undefined;
   }
 
   /** `index.jsonl` by the file names it mentions; a torn last line is skipped and read again next pass. */
@@ -199,7 +214,7 @@ export class ProviderBodyCollector {
       bytes: b.bytes.length,
       id: b.name.slice(0, -'.json'.length),
       from: 'runtime',
-      parts: bodyParts(b.bytes, factsOf(b.name, b.role, b.line, session)),
+      parts: bodyParts(b.bytes, factsOf(b.name, b.role, b.line, session, b.bytes.toString('utf8'))),
     };
   }
 }

@@ -1,0 +1,146 @@
+/**
+ * What the model saw, with the real Claude Code CLI: the runtime dumps every API request and
+ * response (`--raw-bodies`), the local receiver lands them as `provider_body/1` Session Data, and
+ * assembly joins each to its call. Ground truth is the mock's: its own copy of every request body it
+ * received (`--log-bodies`) and its request log (system characters, offered tools, message count,
+ * stop reason, usage). A body file cut short, or naming no call, is carried with its reason and
+ * stops nothing else.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallsAnswer } from '../../src/extensions/view/figures-api.js';
+import type { ViewDocument } from '../../src/formats/view/types.js';
+import { readSessionData } from '../../src/formats/session-data/decode.js';
+import { manifestOf, rebuildBody } from '../../src/formats/session-data/provider-body.js';
+import { labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
+import { runCli, writeConfig } from '../helpers/cli.js';
+import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+
+afterAll(cleanupTemp);
+
+interface MockLine extends LoggedRequest {
+  system_chars: number;
+  offered_tools: string[];
+  messages: number;
+  max_tokens: number;
+}
+
+describe('provider bodies from the real CLI, landed and joined to their calls', () => {
+  const base = tempDir('aszcol-e2e-bodies-');
+  const home = join(base, 'home');
+  const work = join(base, 'work');
+  const root = join(base, 'data');
+  const raw = join(base, 'raw');
+  const mockBodies = join(base, 'mock-bodies');
+  const log = join(base, 'requests.jsonl');
+  let config = '';
+  let session = '';
+  let second = '';
+  let truth: MockLine[] = [];
+  const calls = async (id: string) => {
+    const r = await runCli(['conversation', id, '--calls', '--json', '--config', config]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout) as CallsAnswer;
+  };
+
+  beforeAll(async () => {
+    config = writeConfig(base, root, join(home, 'projects'), `    provider_bodies: ${JSON.stringify(raw)}\n`);
+    session = (await labRun({ configDir: home, cwd: work, prompt: 'SLOWTOOL please', tools: 'Bash', script: WORK_SCRIPT, log, rawBodies: raw, logBodies: mockBodies }))
+      .session_id;
+    second = (await labRun({ configDir: home, cwd: work, prompt: 'EDITFILE please', tools: 'Write,Edit', script: WORK_SCRIPT, log, rawBodies: raw, logBodies: mockBodies }))
+      .session_id;
+    // A request body cut short by a crash while the runtime wrote it, long enough ago that it will not be finished,
+    // and a response the index names for this session but no call of it.
+    const cut = readFileSync(join(raw, readdirSync(raw).find((n) => n.endsWith('.request.json'))!)).subarray(0, 5000);
+    writeFileSync(join(raw, 'cut-short.request.json'), cut);
+    utimesSync(join(raw, 'cut-short.request.json'), new Date(Date.now() - 600_000), new Date(Date.now() - 600_000));
+    writeFileSync(join(raw, 'req_orphan1.response.json'), JSON.stringify({ id: 'msg_orphan1', type: 'message', content: [], stop_reason: 'end_turn' }));
+    writeFileSync(
+      join(raw, 'index.jsonl'),
+      readFileSync(join(raw, 'index.jsonl'), 'utf8') +
+        JSON.stringify({ session_id: session, request_id: 'req_orphan1', message_id: 'msg_orphan1', request_file: 'cut-short.request.json', response_file: 'req_orphan1.response.json' }) +
+        '\n',
+    );
+    const c = await runCli(['collect', '--once', '--json', '--config', config]);
+    expect(c.stderr).toBe('');
+    // Every body file lands, the cut one as unreadable: a response whose index line the runtime had not written is claimed by its message id.
+    const bodyFiles = readdirSync(raw).filter((n) => n.endsWith('.json')).length;
+    expect(JSON.parse(c.stdout).bodies).toEqual({ landed: bodyFiles, waiting: 0, unreadable: 1 });
+    const p = await runCli(['parse', '--config', config]);
+    expect(p.code).toBe(0);
+    truth = readRequestLog(log) as MockLine[];
+  }, 300_000);
+
+  test('every body the runtime wrote lands once, and rebuilds to the bytes of its file', async () => {
+    const landed = readdirSync(join(root, session, 'provider_body')).flatMap((n) => readSessionData(join(root, session, 'provider_body', n)).records);
+    const bySrc = new Map(landed.map((r) => [manifestOf(r)!.src!, r]));
+    // The session's bodies: the mock's calls of it (the request log), each a request and a response, and the two planted ones.
+    const mineCalls = (await calls(session)).calls.map((c) => truth.find((q) => q.message_id === c.message_id)!.request_id);
+    const mine = [...bySrc.keys()];
+    expect(mine.filter((n) => n.endsWith('.response.json')).sort()).toEqual([...mineCalls.map((r) => `${r}.response.json`), 'req_orphan1.response.json'].sort());
+    expect(mine.filter((n) => n.endsWith('.request.json'))).toHaveLength(mineCalls.length + 1);
+    for (const name of mine.filter((n) => n !== 'cut-short.request.json')) {
+      const r = rebuildBody(bySrc.get(name)!);
+      expect(r).toEqual({ body: readFileSync(join(raw, name), 'utf8') });
+    }
+    expect(rebuildBody(bySrc.get('cut-short.request.json')!)).toEqual({ problem: expect.stringContaining('not one JSON value') });
+    // A second pass finds nothing new.
+    const again = await runCli(['collect', '--once', '--json', '--config', config]);
+    expect(JSON.parse(again.stdout).bodies).toEqual({ landed: 0, waiting: 0, unreadable: 0 });
+  });
+
+  test("every call's manifest is what the mock received: system characters, tool names, message count, max_tokens; and what it answered", async () => {
+    let checked = 0;
+    for (const id of [session, second]) {
+      for (const c of (await calls(id)).calls) {
+        const t = truth.find((q) => q.message_id === c.message_id)!;
+        expect(t).toBeDefined();
+        const req = c.manifest!.request!;
+        expect(req.system.chars).toBe(t.system_chars);
+        expect(req.tools.names).toEqual(t.offered_tools);
+        expect(req.messages.count).toBe(t.messages);
+        expect(req.parameters.max_tokens).toBe(t.max_tokens);
+        expect(c.manifest!.response).toMatchObject({ stop_reason: t.stop_reason, usage: { input: t.usage.in, output: t.usage.out } });
+        // The mock's own copy of the body it received says the same.
+        const received = JSON.parse(readFileSync(join(mockBodies, `${t.request_id}.json`), 'utf8')) as { messages: unknown[]; tools: { name: string }[] };
+        expect(req.messages.count).toBe(received.messages.length);
+        expect(req.tools.names).toEqual(received.tools.map((x) => x.name));
+        checked++;
+      }
+    }
+    expect(checked).toBe(truth.length);
+  });
+
+  test('the context change from one call to the next: the tool call and its result were added, nothing dropped, nothing else changed', async () => {
+    const [first, next] = (await calls(session)).calls;
+    expect(first!.context_change).toBeUndefined();
+    expect(next!.context_change).toMatchObject({
+      previous: first!.message_id,
+      messages_kept: first!.manifest!.request!.messages.count,
+      messages_added: 2,
+      messages_dropped: 0,
+      tools_added: [],
+      tools_removed: [],
+      system_changed: false,
+      parameters_changed: [],
+    });
+    expect(next!.context_change!.added.map((m) => m.role)).toEqual(['assistant', 'user']);
+    expect(next!.context_change!.added[1]!.blocks).toEqual(['tool_result']);
+  });
+
+  test('the document lists each call\'s bodies by landed record; the cut body and the orphan are open unresolved entries with their reasons', async () => {
+    const r = await runCli(['conversation', session, '--json', '--config', config]);
+    const doc = JSON.parse(r.stdout) as ViewDocument;
+    expect(doc.summary).toMatchObject({ provider_bodies: 6, captured_prompts: 2 });
+    const reasons = doc.unresolved.filter((u) => u.ref.startsWith('provider_body/')).map((u) => u.reason);
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/request body cut-short\.request\.json is kept whole, unread: the body is not one JSON value/),
+        expect.stringMatching(/response body req_orphan1\.response\.json names message msg_orphan1 and request req_orphan1, which no landed call/),
+      ]),
+    );
+    expect(reasons).toHaveLength(2);
+  });
+});
