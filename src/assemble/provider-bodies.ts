@@ -49,8 +49,7 @@ export function joinProviderBodies(ctx: AssemblyContext): void {
     const call = byMessage && ctx.out.nodes.has(byMessage) ? byMessage : f.request ? callOfRequest.get(f.request) : undefined;
     if (!call) {
       const ids = [f.call && `message ${f.call}`, f.request && `request ${f.request}`].filter(Boolean).join(' and ');
-      if (!f.why)
-        addUnresolved(ctx, 'telemetry', where, `the ${f.role} body ${name} names ${ids || 'no call'}, which no landed call of this session is (yet)`);
+      if (!f.why) addUnresolved(ctx, 'telemetry', where, `the ${f.role} body ${name} names ${ids || 'no call'}, which no landed call of this session is (yet)`);
       continue;
     }
     (byCall.get(call) ?? byCall.set(call, []).get(call)!).push({ role: f.role, ref });

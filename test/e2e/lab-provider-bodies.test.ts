@@ -47,20 +47,42 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
 
   beforeAll(async () => {
     config = writeConfig(base, root, join(home, 'projects'), `    provider_bodies: ${JSON.stringify(raw)}\n`);
-    session = (await labRun({ configDir: home, cwd: work, prompt: 'SLOWTOOL please', tools: 'Bash', script: WORK_SCRIPT, log, rawBodies: raw, logBodies: mockBodies }))
-      .session_id;
-    second = (await labRun({ configDir: home, cwd: work, prompt: 'EDITFILE please', tools: 'Write,Edit', script: WORK_SCRIPT, log, rawBodies: raw, logBodies: mockBodies }))
-      .session_id;
+    session = (
+      await labRun({ configDir: home, cwd: work, prompt: 'SLOWTOOL please', tools: 'Bash', script: WORK_SCRIPT, log, rawBodies: raw, logBodies: mockBodies })
+    ).session_id;
+    second = (
+      await labRun({
+        configDir: home,
+        cwd: work,
+        prompt: 'EDITFILE please',
+        tools: 'Write,Edit',
+        script: WORK_SCRIPT,
+        log,
+        rawBodies: raw,
+        logBodies: mockBodies,
+      })
+    ).session_id;
     // A request body cut short by a crash while the runtime wrote it, long enough ago that it will not be finished,
     // and a response the index names for this session but no call of it.
-    const cut = readFileSync(join(raw, readdirSync(raw).find((n) => n.endsWith('.request.json'))!)).subarray(0, 5000);
+    const cut = readFileSync(
+      join(
+        raw,
+        readdirSync(raw).find((n) => n.endsWith('.request.json'))!,
+      ),
+    ).subarray(0, 5000);
     writeFileSync(join(raw, 'cut-short.request.json'), cut);
     utimesSync(join(raw, 'cut-short.request.json'), new Date(Date.now() - 600_000), new Date(Date.now() - 600_000));
     writeFileSync(join(raw, 'req_orphan1.response.json'), JSON.stringify({ id: 'msg_orphan1', type: 'message', content: [], stop_reason: 'end_turn' }));
     writeFileSync(
       join(raw, 'index.jsonl'),
       readFileSync(join(raw, 'index.jsonl'), 'utf8') +
-        JSON.stringify({ session_id: session, request_id: 'req_orphan1', message_id: 'msg_orphan1', request_file: 'cut-short.request.json', response_file: 'req_orphan1.response.json' }) +
+        JSON.stringify({
+          session_id: session,
+          request_id: 'req_orphan1',
+          message_id: 'msg_orphan1',
+          request_file: 'cut-short.request.json',
+          response_file: 'req_orphan1.response.json',
+        }) +
         '\n',
     );
     const c = await runCli(['collect', '--once', '--json', '--config', config]);
@@ -79,7 +101,9 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
     // The session's bodies: the mock's calls of it (the request log), each a request and a response, and the two planted ones.
     const mineCalls = (await calls(session)).calls.map((c) => truth.find((q) => q.message_id === c.message_id)!.request_id);
     const mine = [...bySrc.keys()];
-    expect(mine.filter((n) => n.endsWith('.response.json')).sort()).toEqual([...mineCalls.map((r) => `${r}.response.json`), 'req_orphan1.response.json'].sort());
+    expect(mine.filter((n) => n.endsWith('.response.json')).sort()).toEqual(
+      [...mineCalls.map((r) => `${r}.response.json`), 'req_orphan1.response.json'].sort(),
+    );
     expect(mine.filter((n) => n.endsWith('.request.json'))).toHaveLength(mineCalls.length + 1);
     for (const name of mine.filter((n) => n !== 'cut-short.request.json')) {
       const r = rebuildBody(bySrc.get(name)!);
@@ -130,7 +154,7 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
     expect(next!.context_change!.added[1]!.blocks).toEqual(['tool_result']);
   });
 
-  test('the document lists each call\'s bodies by landed record; the cut body and the orphan are open unresolved entries with their reasons', async () => {
+  test("the document lists each call's bodies by landed record; the cut body and the orphan are open unresolved entries with their reasons", async () => {
     const r = await runCli(['conversation', session, '--json', '--config', config]);
     const doc = JSON.parse(r.stdout) as ViewDocument;
     expect(doc.summary).toMatchObject({ provider_bodies: 6, captured_prompts: 2 });

@@ -12,7 +12,20 @@ export type { ContextChange, InputManifest, OutputManifest };
  * measured), so both spellings are one message here.
  */
 /** Parameters a request may carry beyond model, messages, system, tools and metadata; each is reported as sent. */
-const PARAMETERS = ['max_tokens', 'thinking', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tool_choice', 'stream', 'betas', 'output_config', 'context_management', 'service_tier'];
+const PARAMETERS = [
+  'max_tokens',
+  'thinking',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'tool_choice',
+  'stream',
+  'betas',
+  'output_config',
+  'context_management',
+  'service_tier',
+];
 
 const digest = (s: string) => createHash('sha256').update(s).digest('hex');
 const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');

@@ -38,8 +38,7 @@ function bodiesOf(n: ViewNode): ViewProviderBody[] {
   const list = n.attrs?.provider_bodies;
   if (!Array.isArray(list)) return [];
   return list.filter(
-    (b): b is ViewProviderBody =>
-      !!b && (b.role === 'request' || b.role === 'response') && Number.isInteger(b.ref?.seq) && Number.isInteger(b.ref?.row),
+    (b): b is ViewProviderBody => !!b && (b.role === 'request' || b.role === 'response') && Number.isInteger(b.ref?.seq) && Number.isInteger(b.ref?.row),
   );
 }
 

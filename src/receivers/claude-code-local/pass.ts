@@ -19,7 +19,13 @@ export class LocalCollector {
 
   constructor(readonly opts: LocalCollectOptions & { workers?: number }) {
     if (opts.providerBodies)
-      this.bodies = new ProviderBodyCollector({ root: opts.root, dir: opts.providerBodies, maxDeltaBytes: opts.maxDeltaBytes, settleMs: opts.bodySettleMs, clock: opts.clock });
+      this.bodies = new ProviderBodyCollector({
+        root: opts.root,
+        dir: opts.providerBodies,
+        maxDeltaBytes: opts.maxDeltaBytes,
+        settleMs: opts.bodySettleMs,
+        clock: opts.clock,
+      });
   }
 
   /** One pass on this thread. */

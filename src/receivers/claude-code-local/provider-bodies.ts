@@ -7,7 +7,17 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADAPTER, DIALECT, INDEX_FILE, factsOf, messageIdOfResponse, readIndexLine, roleOfName, sessionOfRequest, type IndexedCall } from '../../adapters/claude-code/provider-bodies.js';
+import {
+  ADAPTER,
+  DIALECT,
+  INDEX_FILE,
+  factsOf,
+  messageIdOfResponse,
+  readIndexLine,
+  roleOfName,
+  sessionOfRequest,
+  type IndexedCall,
+} from '../../adapters/claude-code/provider-bodies.js';
 import { SessionDataWriter, shortSha } from '../../formats/session-data/encode.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import { bodyParts, bodyProblem, manifestOf } from '../../formats/session-data/provider-body.js';
@@ -82,7 +92,13 @@ export class ProviderBodyCollector {
         continue;
       }
       const session =
-        line?.session ?? (role === 'request' ? sessionOfRequest(bytes.toString('utf8')) : this.claimResponse(bytes, [...byFile.values()].map((l) => l.session)));
+        line?.session ??
+        (role === 'request'
+          ? sessionOfRequest(bytes.toString('utf8'))
+          : this.claimResponse(
+              bytes,
+              [...byFile.values()].map((l) => l.session),
+            ));
       if (!session) {
         report.waiting++; // a response the index does not name yet, or a request still being written
         continue;
@@ -120,7 +136,7 @@ export class ProviderBodyCollector {
   /** `index.jsonl` by the file names it mentions; a torn last line is skipped and read again next pass. */
   private readIndex(report: BodyPassReport): Map<string, IndexedCall> {
     const out = new Map<string, IndexedCall>();
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(join(this.opts.dir, INDEX_FILE), 'utf8');
     } catch (err) {
