@@ -401,7 +401,7 @@ export async function openConversation(id: string, main: HTMLElement, crumbs: HT
   // Shortcuts that work anywhere but in a text field.
   document.addEventListener('keydown', (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || (e.target as HTMLElement).closest('input, textarea')) return;
-    const tabs: Record<string, UiState['inspectorTab']> = { 1: 'details', 2: 'relations', 3: 'evidence', 4: 'raw' };
+    const tabs: Record<string, UiState['inspectorTab']> = { 1: 'details', 2: 'relations', 3: 'evidence', 4: 'raw', 5: 'execution', 6: 'prompt' };
     if (tabs[e.key]) {
       inspector.show(tabs[e.key]!);
       e.preventDefault();

@@ -1,13 +1,16 @@
 /**
  * The inspector answers "where did this come from": Details (the node as the fold holds it and
  * what its record says), Relations (every edge, with quality and via), Evidence (the landed
- * record itself, read from the server on demand, with what was dropped and why) and Raw.
+ * record itself, read from the server on demand, with what was dropped and why), Raw, and
+ * Execution and Prompt (figures-tabs.ts).
  */
 import type { ViewNode, ViewRef } from '../../../formats/view/types.js';
 import type { RecordAnswer } from '../catalog.js';
 import { append, badge, clear, fmtBytes, fmtDur, fmtIso, getJson, h, kindClass, quality, type Child } from './dom.js';
 import type { Model, UiState } from './model.js';
 import { goto, kv, refText, textBlock, value } from './inspector-parts.js';
+import { INSPECTOR_TABS } from './url-state.js';
+import { executionTab, promptTab } from './figures-tabs.js';
 
 export interface Glossary {
   dialect: string;
@@ -22,12 +25,7 @@ export interface InspectorHost {
   select(id: string, opts?: { reveal?: boolean; focus?: boolean }): void;
 }
 
-const TABS: [UiState['inspectorTab'], string][] = [
-  ['details', 'Details'],
-  ['relations', 'Relations'],
-  ['evidence', 'Evidence'],
-  ['raw', 'Raw'],
-];
+const TABS = INSPECTOR_TABS;
 const SHOW_CHARS = 6000;
 
 export class Inspector {
@@ -49,7 +47,7 @@ export class Inspector {
       { class: 'right', 'aria-label': 'Inspector' },
       this.tabs,
       this.panel,
-      h('div', { class: 'help' }, '↑↓ move · → open · ← close · Enter select · 1–4 inspector tabs · t timeline'),
+      h('div', { class: 'help' }, '↑↓ move · → open · ← close · Enter select · 1–6 inspector tabs · t timeline'),
     );
     this.tabs.addEventListener('click', (e) => {
       const t = (e.target as HTMLElement).closest<HTMLElement>('[data-tab]');
@@ -106,6 +104,10 @@ export class Inspector {
         break;
       case 'raw':
         append(body, this.raw(node ?? stream ?? segment));
+        break;
+      case 'execution':
+      case 'prompt':
+        append(body, !node ? [h('p', { class: 'muted' }, 'Select a step.')] : this.host.state.inspectorTab === 'execution' ? executionTab(node) : promptTab(node, m.id));
         break;
     }
   }

@@ -29,7 +29,7 @@ export interface UiState {
   /** Nodes inside a talk the reader closed (everything below a talk is open by default). */
   closed: Set<string>;
   selected?: string;
-  inspectorTab: 'details' | 'relations' | 'evidence' | 'raw';
+  inspectorTab: 'details' | 'relations' | 'evidence' | 'raw' | 'execution' | 'prompt';
   leftTab: 'transcript' | 'changes' | 'streams' | 'relations' | 'unresolved' | 'files';
   evidence: number;
 }

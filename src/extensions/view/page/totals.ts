@@ -1,7 +1,8 @@
-/** A conversation's totals for its header: tokens, model calls, tools and how long it ran. */
+/** A conversation's totals for its header: tokens, model calls, tools, how long it ran, what it cost and its API and tool time. */
 import type { ViewSummary } from '../../../formats/view/types.js';
 import { fmtCount, fmtDur, h } from './dom.js';
 import type { Model } from './model.js';
+import { fmtCost } from './figures-tabs.js';
 
 export interface Totals {
   tokensIn: number;
@@ -42,5 +43,9 @@ export function totalsStrip(m: Model): HTMLElement {
     stat('model calls', fmtCount(t.calls), 'total-calls'),
     stat('tools', fmtCount(t.tools), 'total-tools'),
     stat('duration', fmtDur(t.durationMs), 'total-duration'),
+    // The runtime's own bill and API time (its OTLP export); without one they are unknown, not zero.
+    stat('cost', fmtCost(m.doc.summary.cost_usd) ?? 'unknown', 'total-cost'),
+    stat('API time', m.doc.summary.api_ms === undefined ? 'unknown' : fmtDur(m.doc.summary.api_ms), 'total-api'),
+    stat('tool time', m.doc.summary.tool_ms === undefined ? 'unknown' : fmtDur(m.doc.summary.tool_ms), 'total-tool-time'),
   );
 }

@@ -6,6 +6,7 @@
 import type { ViewNode, ViewUnresolved } from '../../../formats/view/types.js';
 import { badge, clear, fmtDur, fmtTime, h, kindClass, oneLine, quality } from './dom.js';
 import { openUnresolvedIn, streamLabel, type Model, type UiState } from './model.js';
+import { fmtCost } from './figures-tabs.js';
 
 export interface TranscriptHost {
   model(): Model;
@@ -45,6 +46,7 @@ function summary(m: Model, n: ViewNode): HTMLElement[] {
       if (u)
         out.push(h('span', { class: 'faint mono' }, ` in ${u.in ?? 0} · out ${u.out ?? 0} · cache read ${u.cache_read ?? 0} · write ${u.cache_write ?? 0}`));
       else out.push(badge(`usage ${String(a.usage ?? 'unavailable')}`, 's-unavailable'));
+      out.push(callFigures(a));
       break;
     }
     case 'tool':
@@ -59,6 +61,14 @@ function summary(m: Model, n: ViewNode): HTMLElement[] {
       );
   }
   return out;
+}
+
+/** A call's or a talk's cost and API time (assembly's telemetry join), or what is unavailable. */
+function callFigures(a: Record<string, unknown>): HTMLElement {
+  const cost = typeof a.cost_usd === 'number' ? fmtCost(a.cost_usd) : undefined;
+  const api = typeof a.duration_ms === 'number' ? a.duration_ms : typeof a.api_ms === 'number' ? a.api_ms : undefined;
+  const text = [api !== undefined ? `API ${fmtDur(api)}` : '', cost ?? ''].filter(Boolean).join(' · ');
+  return h('span', { class: 'faint mono', 'data-figures': text || 'unavailable' }, text ? ` · ${text}` : '');
 }
 
 function metaOf(n: ViewNode): HTMLElement[] {
@@ -136,6 +146,7 @@ export class Transcript {
         { class: 'meta' },
         `${t.runs ?? 0} run${t.runs === 1 ? '' : 's'} · ${t.steps ?? 0} steps · ${t.tools ?? 0} tools`,
         t.from !== undefined ? ` · ${fmtDur((t.to ?? t.from) - t.from)}` : '',
+        callFigures(t.attrs ?? {}),
       ),
       h('span', { class: 'badges' }, seg ? quality(seg.quality) : null, unres ? [' ', badge(`${unres} unresolved`, 'u-open')] : null),
       h('span', { class: 'time' }, t.from !== undefined ? fmtTime(t.from) : 'no time'),

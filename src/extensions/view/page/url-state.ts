@@ -11,7 +11,16 @@ export interface ConversationUrl {
   tab?: UiState['inspectorTab'];
 }
 
-const TABS: readonly UiState['inspectorTab'][] = ['details', 'relations', 'evidence', 'raw'];
+/** The inspector's tabs in order, with their labels; the keys 1–6 choose them. */
+export const INSPECTOR_TABS: [UiState['inspectorTab'], string][] = [
+  ['details', 'Details'],
+  ['relations', 'Relations'],
+  ['evidence', 'Evidence'],
+  ['raw', 'Raw'],
+  ['execution', 'Execution'],
+  ['prompt', 'Prompt'],
+];
+const TABS: readonly UiState['inspectorTab'][] = INSPECTOR_TABS.map(([id]) => id);
 
 export function readConversationUrl(search: string): ConversationUrl {
   const p = new URLSearchParams(search);
