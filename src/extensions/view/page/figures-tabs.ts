@@ -19,7 +19,9 @@ const list = (xs: string[]) => (xs.length ? xs.join(', ') : h('span', { class: '
 function unavailable(a: Record<string, unknown>): Child[] {
   const missing = Array.isArray(a.unavailable) ? (a.unavailable as string[]) : [];
   if (!missing.length) return [];
-  return [h('p', { class: 'note', 'data-unavailable': missing.join(' ') }, `Unavailable: ${missing.join(', ')} — ${str(a.unavailable_reason) ?? 'no reason given'}.`)];
+  return [
+    h('p', { class: 'note', 'data-unavailable': missing.join(' ') }, `Unavailable: ${missing.join(', ')} — ${str(a.unavailable_reason) ?? 'no reason given'}.`),
+  ];
 }
 
 export function executionTab(n: ViewNode): Child[] {
@@ -52,7 +54,12 @@ export function executionTab(n: ViewNode): Child[] {
         ['time to first token', fmtDur(num(a.ttft_ms))],
         ['cost', fmtCost(num(a.cost_usd))],
         ['speed', str(a.speed)],
-        ['failed attempts', attempts.length ? attempts.map((t) => `#${String(t.attempt ?? '?')} ${String(t.status_code ?? '?')} (${fmtDur(num(t.duration_ms))})`).join(', ') : undefined],
+        [
+          'failed attempts',
+          attempts.length
+            ? attempts.map((t) => `#${String(t.attempt ?? '?')} ${String(t.status_code ?? '?')} (${fmtDur(num(t.duration_ms))})`).join(', ')
+            : undefined,
+        ],
         ['time lost to retries', fmtDur(num(a.attempts_lost_ms))],
       ]),
       ...unavailable(a),
@@ -83,7 +90,10 @@ function changeView(c: NonNullable<ViewNode['context_change']>): Child[] {
       ['tools added', list(c.tools_added)],
       ['tools removed', list(c.tools_removed)],
       ['tools changed', list(c.tools_changed)],
-      ['system prompt', c.system_changed ? badge(`changed (${c.system_chars_delta >= 0 ? '+' : ''}${c.system_chars_delta} chars)`, 's-truncated') : 'unchanged'],
+      [
+        'system prompt',
+        c.system_changed ? badge(`changed (${c.system_chars_delta >= 0 ? '+' : ''}${c.system_chars_delta} chars)`, 's-truncated') : 'unchanged',
+      ],
       ['parameters changed', list(c.parameters_changed)],
     ]),
   ];
@@ -95,7 +105,11 @@ export function promptTab(n: ViewNode, conversation: string): Child[] {
   if (!p) {
     return [
       h('h2', null, 'Prompt'),
-      h('p', { class: 'muted' }, 'No provider body is captured for this call. Set OTEL_LOG_RAW_API_BODIES=file:DIR for Claude Code and provider_bodies: DIR on the local receiver.'),
+      h(
+        'p',
+        { class: 'muted' },
+        'No provider body is captured for this call. Set OTEL_LOG_RAW_API_BODIES=file:DIR for Claude Code and provider_bodies: DIR on the local receiver.',
+      ),
     ];
   }
   const r = p.request;
@@ -105,17 +119,34 @@ export function promptTab(n: ViewNode, conversation: string): Child[] {
       kv([
         ['model', r.model],
         ['system prompt', `${r.system.chars} chars in ${r.system.blocks} block(s), sha256 ${r.system.sha256.slice(0, 12)}`],
-        ['tools offered', h('span', { 'data-tools': String(r.tools.count) }, `${r.tools.count}: ${r.tools.names.join(', ')} (schemas ${fmtBytes(r.tools.schema_bytes)})`)],
+        [
+          'tools offered',
+          h('span', { 'data-tools': String(r.tools.count) }, `${r.tools.count}: ${r.tools.names.join(', ')} (schemas ${fmtBytes(r.tools.schema_bytes)})`),
+        ],
         [
           'messages',
-          h('span', { 'data-messages': String(r.messages.count) }, `${r.messages.count} (${Object.entries(r.messages.roles).map(([k, v]) => `${v} ${k}`).join(', ')}), ${fmtBytes(r.messages.bytes)}`),
+          h(
+            'span',
+            { 'data-messages': String(r.messages.count) },
+            `${r.messages.count} (${Object.entries(r.messages.roles)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ')}), ${fmtBytes(r.messages.bytes)}`,
+          ),
         ],
         ['cache breakpoints', r.cache_breakpoints.length ? r.cache_breakpoints.map((b) => b.at + (b.ttl ? ` (${b.ttl})` : '')).join(', ') : 'none'],
         ...Object.entries(r.parameters).map(([k, v]): [string, Child] => [k, value(v)]),
       ]),
     );
   }
-  if (p.response) out.push(h('h3', null, 'Response'), kv([['stop reason', p.response.stop_reason], ['content', p.response.content.join(', ')], ['usage', value(p.response.usage)]]));
+  if (p.response)
+    out.push(
+      h('h3', null, 'Response'),
+      kv([
+        ['stop reason', p.response.stop_reason],
+        ['content', p.response.content.join(', ')],
+        ['usage', value(p.response.usage)],
+      ]),
+    );
   if (n.context_change) out.push(...changeView(n.context_change));
   else if (r) out.push(h('p', { class: 'note' }, 'The first captured call of its stream: nothing to compare with.'));
   for (const problem of p.problems ?? []) out.push(h('p', { class: 'note' }, problem));

@@ -107,7 +107,10 @@ export class Inspector {
         break;
       case 'execution':
       case 'prompt':
-        append(body, !node ? [h('p', { class: 'muted' }, 'Select a step.')] : this.host.state.inspectorTab === 'execution' ? executionTab(node) : promptTab(node, m.id));
+        append(
+          body,
+          !node ? [h('p', { class: 'muted' }, 'Select a step.')] : this.host.state.inspectorTab === 'execution' ? executionTab(node) : promptTab(node, m.id),
+        );
         break;
     }
   }
