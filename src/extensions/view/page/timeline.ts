@@ -2,11 +2,13 @@
  * The timeline: one lane per stream (children share a lane when there are many), talks as bars,
  * steps as ticks, segment windows shaded behind them. A quiet period longer than the idle gap is
  * drawn as a narrow labelled gap rather than as empty width, so a day of pauses does not squeeze
- * the work into a line; the label says how long it was.
+ * the work into a line; the label says how long it was. API waits, tool executions and waits for
+ * the user are spans of their own under the ticks (timeline-waits.ts).
  */
 import type { ViewNode } from '../../../formats/view/types.js';
 import { fmtTime, h } from './dom.js';
 import type { Model, UiState } from './model.js';
+import { WAIT_STYLE, waitsOf, type Wait } from './timeline-waits.js';
 
 export interface TimelineHost {
   model(): Model;
@@ -74,6 +76,7 @@ export class Timeline {
   private pieces: Piece[] = [];
   private bars: Bar[] = [];
   private ticks: Tick[] = [];
+  private waits: Wait[] = [];
   private lanes: string[] = [];
   private laneOf = new Map<string, number>();
   private width = 0;
@@ -141,6 +144,9 @@ export class Timeline {
       if (s.from !== undefined) times.push(s.from);
       if (s.to !== undefined) times.push(s.to);
     }
+    this.waits = waitsOf([...m.nodes.values()].map((e) => e.node));
+    for (const w of this.waits) times.push(w.from, w.to);
+    this.canvas.dataset.waits = (['api', 'tool', 'user'] as const).map((k) => `${k}:${this.waits.filter((w) => w.kind === k).length}`).join(' ');
     times.sort((a, b) => a - b);
     this.scale(times);
     const talks = m.doc.talks.length;
@@ -240,6 +246,14 @@ export class Timeline {
     const bottom = TOP + this.lanes.length * LANE;
     g.fillStyle = '#6f859f';
     g.fillText('timeline · UTC', 8, 8);
+    if (this.waits.length)
+      g.fillText(
+        Object.values(WAIT_STYLE)
+          .map((st) => st.label)
+          .join(' · ') + ' (top to bottom)',
+        LEFT + 200,
+        8,
+      );
     // Lanes.
     this.lanes.forEach((name, i) => {
       g.fillStyle = i % 2 ? '#0b1626' : '#0d1929';
@@ -299,6 +313,13 @@ export class Timeline {
       g.moveTo(x, laneY(t.lane) + 6);
       g.lineTo(x, laneY(t.lane) + LANE - 6);
       g.stroke();
+    }
+    // API waits, tool executions and waits for the user: three rows of spans under the ticks.
+    for (const w of this.waits) {
+      const st = WAIT_STYLE[w.kind];
+      const x0 = this.x(w.from);
+      g.fillStyle = st.color;
+      g.fillRect(x0, laneY(this.laneOf.get(w.stream) ?? 0) + 3 + st.row * 6, Math.max(this.x(w.to) - x0, 2), 3);
     }
     // The axis: each gap's length under it, then where active stretches start, wherever they fit.
     const taken: [number, number][] = [];
