@@ -58,9 +58,7 @@ function rootOrder(a: NodeFrame, b: NodeFrame): number {
 }
 
 function byPlace(a: NodeFrame, b: NodeFrame): number {
-  return (
-    (a.ref?.seq ?? 0) - (b.ref?.seq ?? 0) || (a.ref?.row ?? 0) - (b.ref?.row ?? 0) || (a.ref?.block ?? 0) - (b.ref?.block ?? 0) || (a.id < b.id ? -1 : 1)
-  );
+  return (a.ref?.seq ?? 0) - (b.ref?.seq ?? 0) || (a.ref?.row ?? 0) - (b.ref?.row ?? 0) || (a.ref?.block ?? 0) - (b.ref?.block ?? 0) || (a.id < b.id ? -1 : 1);
 }
 
 export interface TreeOptions {

@@ -77,7 +77,12 @@ describe('aszcol conversation, printed for a person', () => {
   test("the tokens of each stream, and of the whole, are the transcript's usage summed once per call", () => {
     const main = readSource(join(project, `${SESSION}.jsonl`));
     const agentDir = join(project, SESSION, 'subagents');
-    const child = readSource(join(agentDir, readdirSync(agentDir).find((f) => f.endsWith('.jsonl'))!));
+    const child = readSource(
+      join(
+        agentDir,
+        readdirSync(agentDir).find((f) => f.endsWith('.jsonl'))!,
+      ),
+    );
     const mainLine = out.find((l) => /^\s*stream\s+stream\/main\b/.test(l))!;
     const childLine = out.find((l) => /^\s*stream\s/.test(l) && l.includes('role=child'))!;
     expect(mainLine).toContain(expectedTokens(main));
