@@ -7,7 +7,8 @@ import { FIELDS, GLOSSARY_DIALECT, TERMS } from '../../adapters/claude-code/glos
 import { formatEndpoint, parseEndpoint } from '../../config/reader.js';
 import { ViewUnavailable } from './load.js';
 import { closeServer, listen } from '../../component/http.js';
-import { PAGE_HTML, STYLE_CSS } from './assets.js';
+import { STYLE_CSS } from './assets.js';
+import { pageHtml } from './page-html.js';
 import { ViewCatalog, type ViewStatus } from './catalog.js';
 import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
@@ -70,8 +71,9 @@ export class ViewExtension {
       }
       next();
     });
+    const html = pageHtml();
     const page = (_req: Request, res: Response) => {
-      res.type('html').set('Cache-Control', 'no-cache').send(PAGE_HTML);
+      res.type('html').set('Cache-Control', 'no-cache').send(html);
     };
     app.get('/', page);
     app.get('/c/:id', (req, res) => {
