@@ -10,6 +10,7 @@ import { closeServer, listen } from '../../component/http.js';
 import { STYLE_CSS } from './assets.js';
 import { pageHtml } from './page-html.js';
 import { ViewCatalog, type ViewStatus } from './catalog.js';
+import { defaultRowFactsDir, RowFactsStore } from './row-facts-store.js';
 import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
 import { callsAnswer, toolsAnswer } from './figures-api.js';
@@ -41,13 +42,15 @@ const CSP =
 export class ViewExtension {
   private server: Server | undefined;
   private bound = '';
+  private cacheProblemSaid = false;
   readonly catalog: ViewCatalog;
 
   constructor(
     private readonly cfg: ViewConfig,
     private readonly ctx: ViewContext,
   ) {
-    this.catalog = new ViewCatalog(ctx.storageRoot);
+    const cache = cfg.cacheDir === undefined || cfg.cacheDir === 'off' ? undefined : cfg.cacheDir || defaultRowFactsDir(ctx.storageRoot);
+    this.catalog = new ViewCatalog(ctx.storageRoot, Date.now, cache ? new RowFactsStore(cache) : undefined);
   }
 
   /** The catalog's status; inside the service also what the service does, with a hint that fits. */
@@ -105,6 +108,11 @@ export class ViewExtension {
     });
     api.get('/conversations', (_req, res) => {
       const rows = this.catalog.rows();
+      const cacheProblem = this.catalog.cacheProblem();
+      if (cacheProblem && !this.cacheProblemSaid) {
+        this.cacheProblemSaid = true;
+        this.ctx.log?.('warn', cacheProblem);
+      }
       res.json({ conversations: rows, ...(rows.length ? {} : emptyRootGuide(this.catalog.root, this.ctx.describeService?.())) });
     });
     api.get('/c/:id/view', (req, res) => {
