@@ -94,7 +94,7 @@ describe('a metrics spool nothing consumes', () => {
         );
       // Every request is either still in the spool or counted as removed, once a pass has bounded it.
       const settled = async () => spoolFiles(root).length + (await removedMetric()) === REQUESTS;
-      for (const until = Date.now() + 30_000; !(await settled()) && Date.now() < until;) await new Promise((r) => setTimeout(r, 200));
+      for (const until = Date.now() + 90_000; !(await settled()) && Date.now() < until;) await new Promise((r) => setTimeout(r, 200));
       expect(await settled()).toBe(true);
 
       const kept = spoolFiles(root);
