@@ -5,6 +5,8 @@ import { stringify as stringifyYaml } from 'yaml';
 import { loadViewInput } from '../extensions/view/load.js';
 import { buildViewWithPrompts } from '../extensions/view/prompts.js';
 import { configFor, EXIT, type Io } from './context.js';
+import { tokenWords, treeLines, treeTotal, viewNodesById, type NodeFrame } from './conversation-tree.js';
+import type { ViewDocument } from '../formats/view/types.js';
 
 type Terms = 'unified' | 'native' | 'both';
 
@@ -14,7 +16,6 @@ function name(kind: string, terms: Terms): string {
   return terms === 'native' ? native : `${kind} (${native})`;
 }
 
-/** Folds a conversation's chain and prints it as a tree of talks, runs and steps. */
 /** The asz.view document the page serves for this conversation, printed whole. */
 function printView(root: string, id: string, as: 'json' | 'yaml', io: Io): number {
   let doc;
@@ -28,6 +29,7 @@ function printView(root: string, id: string, as: 'json' | 'yaml', io: Io): numbe
   return EXIT.ok;
 }
 
+/** Folds a conversation's chain and prints it as a tree of talks, runs and steps, the main stream first. */
 export function runConversation(id: string, opts: { config?: string; terms?: string; json?: boolean; yaml?: boolean; fold?: boolean }, io: Io): number {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
@@ -64,27 +66,17 @@ export function runConversation(id: string, opts: { config?: string; terms?: str
   io.out(
     `talks ${h.talks}  steps ${h.steps}  streams ${h.streams}  segments ${h.segments}  llm calls ${h.llm_calls}  subagents ${h.subagents}  bash runs ${h.bash_runs}`,
   );
-  const nodes = all.filter((e): e is Extract<EntityFrame, { t: 'node' }> => e.t === 'node');
-  const children = new Map<string, typeof nodes>();
-  for (const n of nodes) if (n.parent) (children.get(n.parent) ?? children.set(n.parent, []).get(n.parent)!).push(n);
-  const order = (a: (typeof nodes)[number], b: (typeof nodes)[number]) =>
-    (a.ref?.seq ?? 0) - (b.ref?.seq ?? 0) || (a.ref?.row ?? 0) - (b.ref?.row ?? 0) || (a.ref?.block ?? 0) - (b.ref?.block ?? 0) || (a.id < b.id ? -1 : 1);
-  const print = (id: string, depth: number) => {
-    for (const n of (children.get(id) ?? []).sort(order)) {
-      const attrs = n.attrs
-        ? Object.entries(n.attrs)
-            .filter(([k]) => ['name', 'result', 'trigger', 'usage', 'fragments', 'role', 'label', 'state'].includes(k))
-            .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
-            .join(' ')
-        : '';
-      io.out(`${'  '.repeat(depth)}${name(n.kind!, terms)}  ${n.id}${attrs ? '  ' + attrs : ''}`);
-      print(n.id, depth + 1);
-    }
-  };
-  for (const root of nodes.filter((n) => !n.parent)) {
-    io.out(`${name(root.kind!, terms)}  ${root.id}`);
-    print(root.id, 1);
+  const nodes = all.filter((e): e is NodeFrame => e.t === 'node');
+  // The texts and the usage live in the landed records; a conversation whose view cannot be built still prints its tree.
+  let doc: ViewDocument | undefined;
+  try {
+    doc = buildView(loadViewInput(cfg.storageRoot, id));
+  } catch (err) {
+    io.out(`(prompt text and tokens unavailable: ${(err as Error).message})`);
   }
+  const views = viewNodesById(doc);
+  if (doc) io.out(`total ${tokenWords(treeTotal(views))}`);
+  for (const line of treeLines(nodes, { name: (kind) => name(kind, terms), views })) io.out(line);
   const rels = all.filter((e) => e.t === 'relation') as Extract<EntityFrame, { t: 'relation' }>[];
   if (rels.length) io.out(`relations (${rels.length}):`);
   for (const r of rels) io.out(`  ${name(r.type!, terms)}  ${r.from} → ${r.to}  ${r.quality}  via ${r.via}`);

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from './log.js';
+import type { MetricsSpoolFacts } from './metrics-spool-facts.js';
 
 /**
  * The component model. A factory per type knows the type's default configuration, validates a
@@ -173,6 +174,8 @@ export interface ServiceDescription {
   metrics?: string;
   /** The command that points Claude Code's telemetry here, when an OTLP receiver runs. */
   connect?: string;
+  /** Each OTLP receiver's metrics: kept or not, who consumes the spool, and what was dropped (metrics-spool-facts.ts). */
+  metricsSpool?: MetricsSpoolFacts[];
 }
 
 export interface Host {
@@ -197,6 +200,8 @@ export interface ComponentSettings {
    * metrics pipeline with claude_code_otlp, and then derives no token usage.
    */
   metricsSource?: 'derived' | 'received' | 'both';
+  /** A `claude_code_otlp` receiver: the exporters that send or read what it spools (none: it bounds the spool itself). */
+  spoolConsumers?: string[];
   log: Logger;
   telemetry: ComponentTelemetry;
   host: Host;

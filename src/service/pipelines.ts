@@ -70,3 +70,17 @@ export function localReceiverConfig(cfg: AszConfig, env: NodeJS.ProcessEnv = pro
   const chosen = locals.find((c) => c.id === 'claude_code_local') ?? locals[0];
   return (chosen?.config as LocalReceiverConfig | undefined) ?? validateLocalReceiverConfig(undefined, 'receivers.claude_code_local', env);
 }
+
+/**
+ * The exporters that take what `claude_code_otlp` spools (they send or read received metrics);
+ * none means the spool has no consumer and the receiver bounds it itself (`unconsumed_spool`).
+ */
+export function receivedSpoolConsumers(cfg: AszConfig): string[] {
+  return cfg.components
+    .filter((c) => c.kind === 'exporter' && (c.config as { metrics?: unknown } | undefined)?.metrics !== false)
+    .filter((c) => {
+      const source = metricsSourceOf(cfg, c.id);
+      return source === 'received' || source === 'both';
+    })
+    .map((c) => c.id);
+}

@@ -5,7 +5,8 @@ import type { Logger } from '../component/log.js';
 import { runFinalPass } from './final-pass.js';
 import { PassScheduler, type Scheduled } from './scheduler.js';
 import { ServiceTelemetry } from './telemetry.js';
-import { metricsSourceOf, pipelinesOf, tokenMetricsMode } from './pipelines.js';
+import { metricsSourceOf, pipelinesOf, receivedSpoolConsumers, tokenMetricsMode } from './pipelines.js';
+import { asMetricsSpoolFactsSource } from '../component/metrics-spool-facts.js';
 import { describeService } from './description.js';
 
 interface Instance extends Scheduled {
@@ -79,6 +80,7 @@ export class Service implements Host {
           pipelines,
           log,
           ...(metricsSource ? { metricsSource } : {}),
+          ...(c.kind === 'receiver' && c.type === 'claude_code_otlp' ? { spoolConsumers: receivedSpoolConsumers(this.cfg) } : {}),
           telemetry: this.telemetry.forComponent(c.id, c.kind),
           host: this,
           shutdownTimeoutMs: this.cfg.service.shutdownTimeoutMs,
@@ -131,7 +133,8 @@ export class Service implements Host {
   }
 
   describe(): ServiceDescription {
-    return describeService(this.cfg, this.addresses());
+    const spool = this.instances.flatMap((i) => asMetricsSpoolFactsSource(i.component)?.metricsSpoolFacts() ?? []);
+    return { ...describeService(this.cfg, this.addresses()), ...(spool.length ? { metricsSpool: spool } : {}) };
   }
 
   /** Every address the service listens on: `telemetry` and `<kind>s/<id>.<name>`. */

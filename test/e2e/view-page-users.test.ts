@@ -232,7 +232,12 @@ describe('the page for its users, in headless Chromium', () => {
     // The join's quality in plain words; the term and the glossary's definition on hover.
     const exact = page.locator('.row[data-kind="agent.call"] [data-quality=exact_unique]').first();
     expect(await exact.textContent()).toBe('exact');
-    expect(await exact.getAttribute('title')).toContain(TERMS.exact_unique!.note!);
+    expect(await exact.getAttribute('title')).toBe(`exact_unique: ${TERMS.exact_unique!.note!}`);
+    // Every quality badge on the page, whatever drew it, hovers with the glossary's words.
+    for (const badge of await page.locator('[data-quality]').all()) {
+      const term = (await badge.getAttribute('data-quality'))!;
+      expect(await badge.getAttribute('title')).toBe(`${term}: ${TERMS[term]!.note!}`);
+    }
 
     // Totals in the header, against the lab's request log.
     const sum = (k: keyof LoggedRequest['usage']) => requests.reduce((a, r) => a + r.usage[k], 0);

@@ -33,6 +33,7 @@ describe('claude_code_otlp configuration', () => {
       maxJournalBytes: 512 * 1024 ** 2,
       lockWaitMs: 5000,
       durability: 'process',
+      unconsumedSpool: { maxAgeMs: 7 * 24 * 3_600_000, maxBytes: 256 * 1024 * 1024 },
     });
     expect([DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SPOOL_BYTES, DEFAULT_MAX_JOURNAL_BYTES, DEFAULT_LOCK_WAIT_MS]).toEqual([
       d.maxRequestBytes,
@@ -67,6 +68,7 @@ describe('claude_code_otlp configuration', () => {
       maxJournalBytes: 512 * 1024 ** 2,
       lockWaitMs: 250,
       durability: 'machine',
+      unconsumedSpool: { maxAgeMs: 7 * 24 * 3_600_000, maxBytes: 256 * 1024 * 1024 },
     });
     // Unset, the journal's bound grows with the largest request; set, it must hold one.
     expect(validateOtlpReceiverConfig({ max_request_bytes: '1GiB' }).maxJournalBytes).toBe(4 * 1024 ** 3);
@@ -104,6 +106,12 @@ describe('claude_code_otlp configuration', () => {
     expect(errorOf({ max_request_bytes: 10 })).toEqual({ path: `${P}.max_request_bytes`, reason: 'must be from 1024 to 1073741824 bytes, got 10' });
     expect(errorOf({ max_request_bytes: '2GiB' }).path).toBe(`${P}.max_request_bytes`);
     expect(errorOf({ max_spool_bytes: 5 })).toEqual({ path: `${P}.max_spool_bytes`, reason: expect.stringMatching(/or 0 for no limit, got 5/) });
+    expect(errorOf({ unconsumed_spool: { max_size: '1MiB' } })).toEqual({
+      path: `${P}.unconsumed_spool.max_size`,
+      reason: expect.stringMatching(/allowed here: max_age, max_bytes/),
+    });
+    expect(errorOf({ unconsumed_spool: { max_age: 'a while' } }).path).toBe(`${P}.unconsumed_spool.max_age`);
+    expect(validateOtlpReceiverConfig({ unconsumed_spool: { max_age: '24h', max_bytes: 0 } }).unconsumedSpool).toEqual({ maxAgeMs: 86_400_000, maxBytes: 0 });
     expect(errorOf({ lock_wait: 'soon' }).path).toBe(`${P}.lock_wait`);
     expect(errorOf({ lock_wait: '2h' })).toEqual({ path: `${P}.lock_wait`, reason: 'must be at most 1h' });
     expect(errorOf({ max_journal_bytes: '1MiB' })).toEqual({

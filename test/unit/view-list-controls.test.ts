@@ -4,6 +4,7 @@ import { conversationSearch, readConversationUrl } from '../../src/extensions/vi
 import { QUALITY_LABELS } from '../../src/extensions/view/page/labels.js';
 import { trimPrompt, TITLE_CHARS } from '../../src/extensions/view/row-facts.js';
 import { TERMS } from '../../src/adapters/claude-code/glossary.js';
+import { GLOSSARY_ELEMENT_ID, pageHtml } from '../../src/extensions/view/page-html.js';
 
 const rows: ListRow[] = [
   { id: 'a', rounds: 1, title: 'Fix the parser', project: '-home-me-aszcol', tokens_in: 500, prompts: ['Fix the parser', 'now run the tests'] },
@@ -50,7 +51,14 @@ describe('the list query a reader shares as a link', () => {
     expect(readConversationUrl('?tab=bogus')).toEqual({});
   });
 
-  test("the plain labels' hover text is the glossary's definition, word for word", () => {
-    for (const [term, { definition }] of Object.entries(QUALITY_LABELS)) expect(definition).toBe(TERMS[term]?.note);
+  test("the page carries the glossary's definitions from the server, word for word, and every plain label has one", () => {
+    const html = pageHtml();
+    const block = new RegExp(`<script type="application/json" id="${GLOSSARY_ELEMENT_ID}">(.*?)</script>`).exec(html);
+    expect(block).not.toBeNull();
+    const sent = JSON.parse(block![1]!) as { definitions: Record<string, string> };
+    for (const term of Object.keys(QUALITY_LABELS)) expect(sent.definitions[term]).toBe(TERMS[term]?.note);
+    for (const [term, t] of Object.entries(TERMS)) expect(sent.definitions[term]).toBe(t.note ?? t.where);
+    // The labels module holds words only: no second copy of a definition to drift.
+    for (const label of Object.values(QUALITY_LABELS)) expect(typeof label).toBe('string');
   });
 });

@@ -11,6 +11,7 @@ import { loadViewInput, ViewUnavailable } from './load.js';
 import { buildChanges, type ChangesAnswer } from './changes.js';
 
 import type { RowFacts } from './row-facts.js';
+import type { RowFactsStore } from './row-facts-store.js';
 import { servedView } from './served-view.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import type { Header, SdRecord } from '../../formats/session-data/types.js';
@@ -120,6 +121,8 @@ export class ViewCatalog {
   constructor(
     readonly root: string,
     private readonly now: () => number = Date.now,
+    /** Row facts kept between starts; none: worked out again after every start. */
+    private readonly store?: RowFactsStore,
   ) {}
 
   /** The conversations that have at least one round. */
@@ -170,11 +173,14 @@ export class ViewCatalog {
    * nothing is parsed folds nothing. A chain that does not fold gives the reason instead of facts.
    */
   private rowFactsOf(id: string): RowFacts {
-    const key = listRounds(this.root, id)
-      .map((r) => this.sized(r))
-      .join('|');
+    const key = this.factsKey(id);
     const hit = this.facts.get(id);
     if (hit && hit.key === key) return hit.facts;
+    const stored = this.store?.get(id, key);
+    if (stored) {
+      this.facts.set(id, { key, facts: stored });
+      return stored;
+    }
     let facts: RowFacts;
     try {
       facts = this.build(id).facts;
@@ -182,8 +188,35 @@ export class ViewCatalog {
       // Said on the row; the conversation's own page says it in full.
       facts = { unreadable: (err as Error).message };
     }
-    this.facts.set(id, { key, facts });
+    this.keepFacts(id, key, facts);
     return facts;
+  }
+
+  /**
+   * What a row's facts are worked out from: the chain's round files and the session's landed
+   * files. A parse or a newly landed file changes it; so does a round file rewritten in place.
+   */
+  private factsKey(id: string): string {
+    const rounds = listRounds(this.root, id).map((r) => {
+      try {
+        const st = statSync(r.path);
+        return `${r.name}:${st.size}:${Math.trunc(st.mtimeMs)}`;
+      } catch {
+        return `${r.name}:gone`;
+      }
+    });
+    return `${rounds.join('|')}#${this.landedKey(this.sessionOf(id))}`;
+  }
+
+  private keepFacts(id: string, key: string, facts: RowFacts): void {
+    this.facts.set(id, { key, facts });
+    // A chain that does not read now may read after the next parse: only facts worked out are kept on disk.
+    if (!facts.unreadable) this.store?.put(id, key, facts);
+  }
+
+  /** Why the list's cache is not kept between starts, when it cannot be written. */
+  cacheProblem(): string | undefined {
+    return this.store?.writeProblem;
   }
 
   private build(id: string): { doc: ViewDocument; facts: RowFacts } {
@@ -257,7 +290,7 @@ export class ViewCatalog {
     }
     const t0 = performance.now();
     const { doc, facts } = this.build(id);
-    this.facts.set(id, { key: rounds.map((r) => this.sized(r)).join('|'), facts });
+    this.keepFacts(id, this.factsKey(id), facts);
     const json = JSON.stringify(doc);
     const built = { key, json, builtMs: performance.now() - t0 };
     // The most recently read conversations stay; a reader going through a long list does not grow memory without end.

@@ -1,4 +1,4 @@
-import { endpoint, formatEndpoint, join, mapping } from '../../config/reader.js';
+import { endpoint, formatEndpoint, join, mapping, str } from '../../config/reader.js';
 import { allowedHosts } from '../../component/http.js';
 
 export interface ViewConfig {
@@ -6,19 +6,28 @@ export interface ViewConfig {
   endpoint: string;
   /** Host names answered beyond IP literals, localhost and the bound host (component/http.ts). */
   allowedHosts: string[];
+  /**
+   * Where the list keeps each conversation's row facts between starts (row-facts-store.ts): a
+   * directory, `""` for `$XDG_CACHE_HOME/aszcol/view/<root's hash>`, `off` (or unset) for none.
+   */
+  cacheDir?: string;
 }
 
 export const VIEW_DEFAULT_ENDPOINT = '127.0.0.1:8787';
 
 export function defaultViewConfig(): ViewConfig {
-  return { endpoint: VIEW_DEFAULT_ENDPOINT, allowedHosts: [] };
+  return { endpoint: VIEW_DEFAULT_ENDPOINT, allowedHosts: [], cacheDir: '' };
 }
 
 /**
- * `extensions.view`: `endpoint` and `allowed_hosts`. Absent or null means the default. Throws ConfigError at the
+ * `extensions.view`: `endpoint`, `allowed_hosts` and `cache_dir`. Absent or null means the default. Throws ConfigError at the
  * exact path of the value that is wrong.
  */
 export function validateViewConfig(raw: unknown, path: string): ViewConfig {
-  const m = mapping(raw, path, ['endpoint', 'allowed_hosts']);
-  return { endpoint: formatEndpoint(endpoint(m.endpoint, join(path, 'endpoint'), VIEW_DEFAULT_ENDPOINT)), allowedHosts: allowedHosts(m.allowed_hosts, path) };
+  const m = mapping(raw, path, ['endpoint', 'allowed_hosts', 'cache_dir']);
+  return {
+    endpoint: formatEndpoint(endpoint(m.endpoint, join(path, 'endpoint'), VIEW_DEFAULT_ENDPOINT)),
+    allowedHosts: allowedHosts(m.allowed_hosts, path),
+    cacheDir: str(m.cache_dir, join(path, 'cache_dir'), ''),
+  };
 }

@@ -7,8 +7,10 @@ import { FIELDS, GLOSSARY_DIALECT, TERMS } from '../../adapters/claude-code/glos
 import { formatEndpoint, parseEndpoint } from '../../config/reader.js';
 import { ViewUnavailable } from './load.js';
 import { closeServer, listen } from '../../component/http.js';
-import { PAGE_HTML, STYLE_CSS } from './assets.js';
+import { STYLE_CSS } from './assets.js';
+import { pageHtml } from './page-html.js';
 import { ViewCatalog, type ViewStatus } from './catalog.js';
+import { defaultRowFactsDir, RowFactsStore } from './row-facts-store.js';
 import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
 import { callsAnswer, toolsAnswer } from './figures-api.js';
@@ -41,13 +43,15 @@ const CSP =
 export class ViewExtension {
   private server: Server | undefined;
   private bound = '';
+  private cacheProblemSaid = false;
   readonly catalog: ViewCatalog;
 
   constructor(
     private readonly cfg: ViewConfig,
     private readonly ctx: ViewContext,
   ) {
-    this.catalog = new ViewCatalog(ctx.storageRoot);
+    const cache = cfg.cacheDir === undefined || cfg.cacheDir === 'off' ? undefined : cfg.cacheDir || defaultRowFactsDir(ctx.storageRoot);
+    this.catalog = new ViewCatalog(ctx.storageRoot, Date.now, cache ? new RowFactsStore(cache) : undefined);
   }
 
   /** The catalog's status; inside the service also what the service does, with a hint that fits. */
@@ -71,8 +75,9 @@ export class ViewExtension {
       }
       next();
     });
+    const html = pageHtml();
     const page = (_req: Request, res: Response) => {
-      res.type('html').set('Cache-Control', 'no-cache').send(PAGE_HTML);
+      res.type('html').set('Cache-Control', 'no-cache').send(html);
     };
     app.get('/', page);
     app.get('/c/:id', (req, res) => {
@@ -104,6 +109,11 @@ export class ViewExtension {
     });
     api.get('/conversations', (_req, res) => {
       const rows = this.catalog.rows();
+      const cacheProblem = this.catalog.cacheProblem();
+      if (cacheProblem && !this.cacheProblemSaid) {
+        this.cacheProblemSaid = true;
+        this.ctx.log?.('warn', cacheProblem);
+      }
       res.json({ conversations: rows, ...(rows.length ? {} : emptyRootGuide(this.catalog.root, this.ctx.describeService?.())) });
     });
     api.get('/c/:id/view', (req, res) => {

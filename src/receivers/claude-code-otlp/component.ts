@@ -3,6 +3,10 @@ import type { OtlpReceiverConfig } from './config.js';
 import type { OtlpReceiver, OtlpReceiverStats } from './index.js';
 import type { Component, ComponentHealth, ComponentSettings, StageResult, TelemetrySignal } from '../../component/component.js';
 import { quarantineDir, quarantineFileCount } from '../../storage/quarantine.js';
+import type { MetricsSpoolFacts } from '../../component/metrics-spool-facts.js';
+import { METRICS_DIR, MetricsSpool, RECEIVED_NAME } from '../../storage/metrics-spool.js';
+import { capSpool } from '../../storage/spool-cap.js';
+import { join } from 'node:path';
 
 const SIGNALS: TelemetrySignal[] = ['log_records', 'metric_points', 'spans'];
 
@@ -15,6 +19,8 @@ class JournalMetrics {
   readonly waiting: Gauge<'receiver'>;
   readonly damaged: Counter<'receiver'>;
   readonly unkept: Counter<'receiver'>;
+  readonly droppedFiles: Counter<'receiver'>;
+  readonly droppedBytes: Counter<'receiver'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -22,7 +28,9 @@ class JournalMetrics {
     const bytes = 'aszcol_receiver_journal_bytes',
       waiting = 'aszcol_receiver_waiting_sessions',
       damaged = 'aszcol_receiver_journal_damaged_total',
-      unkept = 'aszcol_receiver_unkept_metric_points_total';
+      unkept = 'aszcol_receiver_unkept_metric_points_total',
+      droppedFiles = 'aszcol_receiver_unconsumed_spool_removed_files_total',
+      droppedBytes = 'aszcol_receiver_unconsumed_spool_removed_bytes_total';
     this.bytes =
       known<Gauge<'receiver'>>(bytes) ??
       new Gauge({ name: bytes, help: 'Bytes a receiver accepted into its journal and has not landed yet.', labelNames: ['receiver'], registers });
@@ -40,6 +48,9 @@ class JournalMetrics {
         labelNames: ['receiver'],
         registers,
       });
+    const counter = (name: string, help: string) => known<Counter<'receiver'>>(name) ?? new Counter({ name, help, labelNames: ['receiver'], registers });
+    this.droppedFiles = counter(droppedFiles, 'Spool files removed by unconsumed_spool: kept metrics that no exporter sends or reads.');
+    this.droppedBytes = counter(droppedBytes, 'Bytes of the spool files removed by unconsumed_spool.');
   }
 }
 
@@ -56,6 +67,10 @@ export class OtlpReceiverComponent implements Component {
   private receiver: OtlpReceiver | undefined;
   private last: OtlpReceiverStats | undefined;
   private journal: JournalMetrics | undefined;
+  private keepMetrics = false;
+  /** Set when the spool is kept and nothing consumes it: the receiver bounds it itself. */
+  private unconsumedBound: OtlpReceiverConfig['unconsumedSpool'] | undefined;
+  private dropped = { files: 0, bytes: 0 };
 
   constructor(
     private readonly cfg: OtlpReceiverConfig,
@@ -67,6 +82,17 @@ export class OtlpReceiverComponent implements Component {
     const log = this.s.log;
     // Only a metrics pipeline reads the spool: without one, received metrics are answered and counted, not kept.
     const keepMetrics = this.s.pipelines.some((p) => p.split('/')[0] === 'metrics');
+    this.keepMetrics = keepMetrics;
+    const bound = this.cfg.unconsumedSpool;
+    if (keepMetrics && this.s.spoolConsumers?.length === 0) {
+      if (bound.maxAgeMs > 0 || bound.maxBytes > 0) this.unconsumedBound = bound;
+      log.info(
+        this.unconsumedBound
+          ? 'received metrics are spooled, and no exporter sends or reads them: the spool is bounded by unconsumed_spool (older files, then the oldest past the size, are removed and counted)'
+          : 'received metrics are spooled, and no exporter sends or reads them; unconsumed_spool sets no bound, so the spool grows until max_spool_bytes refuses metrics',
+        { spool: join(this.s.storageRoot, METRICS_DIR), max_age_ms: bound.maxAgeMs, max_bytes: bound.maxBytes },
+      );
+    }
     this.receiver = new OtlpReceiver(this.cfg, {
       storageRoot: this.s.storageRoot,
       name: this.s.id,
@@ -83,11 +109,13 @@ export class OtlpReceiverComponent implements Component {
   }
 
   async land(): Promise<StageResult> {
+    const d0: Record<string, number> = {};
     // A session whose lock another collector holds can keep records waiting; the pass does not wait for it.
     if (this.receiver) await this.receiver.landed(LAND_WAIT_MS);
-    const d = this.sync();
+    const capProblems = await this.boundUnconsumedSpool(d0);
+    const d = { ...this.sync(), ...d0 };
     // A journal or landing thread that failed refuses every request: the pass fails, so health says so.
-    const problems = (this.receiver?.problems() ?? []).map((p) => `${this.s.id}: ${p}`);
+    const problems = [...(this.receiver?.problems() ?? []), ...capProblems].map((p) => `${this.s.id}: ${p}`);
     return { counts: d, changed: Object.values(d).some((n) => n > 0), ...(problems.length ? { problems } : {}) };
   }
 
@@ -134,6 +162,48 @@ export class OtlpReceiverComponent implements Component {
         ]
       : [];
     return { ...(unavailable.length ? { unavailable } : {}), ...(degraded.length ? { degraded } : {}) };
+  }
+
+  /** With no consumer, removes what the bound says must go, and counts it; returns problems. */
+  private async boundUnconsumedSpool(counts: Record<string, number>): Promise<string[]> {
+    const b = this.unconsumedBound;
+    if (!b) return [];
+    const r = await capSpool({
+      dir: join(this.s.storageRoot, METRICS_DIR),
+      names: RECEIVED_NAME,
+      seqOf: MetricsSpool.receivedSeq,
+      maxAgeMs: b.maxAgeMs,
+      maxBytes: b.maxBytes,
+    });
+    if (r.removed) {
+      this.dropped.files += r.removed;
+      this.dropped.bytes += r.removedBytes;
+      counts.unconsumed_spool_removed_files = r.removed;
+      const g = (this.journal ??= new JournalMetrics(this.s.telemetry.registry));
+      g.droppedFiles.inc({ receiver: this.s.id }, r.removed);
+      g.droppedBytes.inc({ receiver: this.s.id }, r.removedBytes);
+      this.s.log.debug('unconsumed spool files removed', {
+        files: r.removed,
+        bytes: r.removedBytes,
+        by_age: r.byAge,
+        by_size: r.bySize,
+        kept_bytes: r.keptBytes,
+      });
+    }
+    return r.problems.map((p) => `unconsumed_spool: ${p}`);
+  }
+
+  metricsSpoolFacts(): MetricsSpoolFacts {
+    const b = this.unconsumedBound;
+    return {
+      receiver: this.s.id,
+      kept: this.keepMetrics,
+      consumers: this.s.spoolConsumers ?? [],
+      ...(b ? { retention: { max_age_ms: b.maxAgeMs, max_bytes: b.maxBytes } } : {}),
+      unkept_metric_points: this.receiver?.stats().unkept_metric_points ?? 0,
+      dropped_files: this.dropped.files,
+      dropped_bytes: this.dropped.bytes,
+    };
   }
 
   /** Adds what changed since the last call to the service's counters; returns the deltas. */

@@ -14,12 +14,15 @@
  *     max_request_bytes: 16MiB     # largest body accepted, on the wire and after decompression
  *     max_spool_bytes: 1GiB        # the _metrics/ spool size past which metrics are refused (0: no limit)
  *     max_journal_bytes: 512MiB    # accepted but not yet landed, past which requests are refused as retryable
+ *     unconsumed_spool:            # when a metrics pipeline keeps received metrics but no exporter sends or reads them:
+ *       max_age: 168h              #   spool files older than this are removed (0: no age limit)
+ *       max_bytes: 256MiB          #   then the oldest, until the rest fits (0: no size limit)
  *     lock_wait: 5s                # how long landing waits for a session lock held elsewhere before it warns
  *     durability: process          # answer once written to the journal (survives aszcol crashing), or
  *                                  # `machine`: once synced to the disk (survives the machine crashing)
  * ```
  */
-import { describe, endpoint, formatEndpoint, join, mapping, parseEndpoint, type Endpoint } from '../../config/reader.js';
+import { bytes as readBytes, describe, duration, endpoint, formatEndpoint, join, mapping, parseEndpoint, type Endpoint } from '../../config/reader.js';
 import { ConfigError } from '../../util/errors.js';
 import { parseBytes, parseDuration } from '../../util/units.js';
 import type { Durability } from './journal.js';
@@ -44,6 +47,8 @@ export interface OtlpReceiverConfig {
   lockWaitMs: number;
   /** `process`: answered once written to the journal; `machine`: once the journal is synced (journal.ts). */
   durability: Durability;
+  /** The bound on a spool that no exporter sends or reads (0: that limit is off). */
+  unconsumedSpool: { maxAgeMs: number; maxBytes: number };
 }
 
 export const DEFAULT_GRPC_ENDPOINT = '127.0.0.1:4317';
@@ -56,6 +61,8 @@ export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 /** 1 GiB: months of one busy user's metrics (a request is a few KB a second while a session runs). */
 export const DEFAULT_MAX_SPOOL_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_LOCK_WAIT_MS = 5000;
+/** A week of metrics nobody sends anywhere, and at most a quarter of max_spool_bytes, so the receiver never refuses for a spool nothing empties. */
+export const DEFAULT_UNCONSUMED_SPOOL = { maxAgeMs: 7 * 24 * 3_600_000, maxBytes: 256 * 1024 * 1024 };
 /**
  * 512 MiB: minutes of the heaviest load this receiver can take, so a burst or a slow disk is
  * absorbed; past it the client is told to come back (429 / RESOURCE_EXHAUSTED with a retry hint).
@@ -73,6 +80,7 @@ export function defaultOtlpReceiverConfig(): OtlpReceiverConfig {
     maxJournalBytes: DEFAULT_MAX_JOURNAL_BYTES,
     lockWaitMs: DEFAULT_LOCK_WAIT_MS,
     durability: 'process',
+    unconsumedSpool: { ...DEFAULT_UNCONSUMED_SPOOL },
   };
 }
 
@@ -89,7 +97,16 @@ function protocolEndpoint(raw: unknown, path: string, fallback: string): Endpoin
  */
 export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claude_code_otlp'): OtlpReceiverConfig {
   if (raw === null || raw === undefined) return defaultOtlpReceiverConfig();
-  const m = mapping(raw, path, ['protocols', 'endpoint', 'max_request_bytes', 'max_spool_bytes', 'max_journal_bytes', 'lock_wait', 'durability']);
+  const m = mapping(raw, path, [
+    'protocols',
+    'endpoint',
+    'max_request_bytes',
+    'max_spool_bytes',
+    'max_journal_bytes',
+    'lock_wait',
+    'durability',
+    'unconsumed_spool',
+  ]);
   const cfg = defaultOtlpReceiverConfig();
 
   if (m.endpoint !== undefined && m.endpoint !== null) {
@@ -137,6 +154,14 @@ export function validateOtlpReceiverConfig(raw: unknown, path = 'receivers.claud
       `${path}.max_journal_bytes`,
       `must be at least max_request_bytes (${cfg.maxRequestBytes}), or the largest accepted request could never be taken; got ${cfg.maxJournalBytes}`,
     );
+  }
+  if (m.unconsumed_spool !== undefined && m.unconsumed_spool !== null) {
+    const up = `${path}.unconsumed_spool`;
+    const u = mapping(m.unconsumed_spool, up, ['max_age', 'max_bytes']);
+    cfg.unconsumedSpool = {
+      maxAgeMs: duration(u.max_age, `${up}.max_age`, DEFAULT_UNCONSUMED_SPOOL.maxAgeMs),
+      maxBytes: readBytes(u.max_bytes, `${up}.max_bytes`, DEFAULT_UNCONSUMED_SPOOL.maxBytes),
+    };
   }
   if (m.lock_wait !== undefined && m.lock_wait !== null) {
     try {

@@ -1,4 +1,5 @@
 /** Small DOM and formatting helpers for the page. Text always goes in as text, never as markup. */
+import { definitionOf } from './glossary.js';
 import { QUALITY_LABELS } from './labels.js';
 
 export type Child = Node | string | number | null | undefined | false | Child[];
@@ -76,7 +77,7 @@ export function quality(q: string | undefined): HTMLElement | null {
   if (!q) return null;
   const plain = QUALITY_LABELS[q];
   if (!plain) return badge(q, `q-${q} s-${q}`);
-  return h('span', { class: `badge q-${q}`, 'data-quality': q, title: `${q}: ${plain.definition}` }, plain.label);
+  return h('span', { class: `badge q-${q}`, 'data-quality': q, title: `${q}: ${definitionOf(q) ?? 'no definition from the server'}` }, plain);
 }
 
 export function oneLine(text: string | undefined, max = 240): string {
