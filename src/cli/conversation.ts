@@ -70,7 +70,7 @@ export function runConversation(id: string, opts: { config?: string; terms?: str
   // The texts and the usage live in the landed records; a conversation whose view cannot be built still prints its tree.
   let doc: ViewDocument | undefined;
   try {
-    doc = buildView(loadViewInput(cfg.storageRoot, id));
+    doc = buildViewWithPrompts(loadViewInput(cfg.storageRoot, id));
   } catch (err) {
     io.out(`(prompt text and tokens unavailable: ${(err as Error).message})`);
   }
