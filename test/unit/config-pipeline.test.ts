@@ -72,6 +72,7 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
       intervalMs: 90_000,
       maxDeltaBytes: 8192,
       workers: 3,
+      hookEndpoint: '127.0.0.1:0',
     });
     expect(cfg.service.impliedPipelines).toBe(true);
     expect(cfg.service.pipelines).toEqual([{ id: 'sessions', type: 'sessions', receivers: ['claude_code_local'], processors: [], exporters: [] }]);

@@ -12,6 +12,7 @@ import { ViewCatalog, type ViewStatus } from './catalog.js';
 import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
 import { callsAnswer, toolsAnswer } from './figures-api.js';
+import { withExecutions } from './executions.js';
 import type { ViewConfig } from './config.js';
 import type { ViewDocument } from '../../formats/view/types.js';
 
@@ -114,7 +115,8 @@ export class ViewExtension {
       res.json(callsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
     });
     api.get('/c/:id/tools', (req, res) => {
-      res.json(toolsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
+      const doc = JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument;
+      res.json(withExecutions(toolsAnswer(doc), this.ctx.storageRoot, doc.sessions));
     });
     api.get('/c/:id/changes', (req, res) => {
       res.json(this.catalog.changes(String(req.params.id)));

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join as joinPath, resolve } from 'node:path';
 import { ConfigError } from '../../util/errors.js';
-import { bytes, duration, int, join, mapping, str, strList } from '../../config/reader.js';
+import { bytes, duration, int, join, mapping, parseEndpoint, str, strList } from '../../config/reader.js';
 
 /** The `receivers.claude_code_local` section, typed. */
 export interface LocalReceiverConfig {
@@ -15,9 +15,11 @@ export interface LocalReceiverConfig {
   maxDeltaBytes: number;
   /** Worker threads for a pass; 0 means one per core (at most four). */
   workers: number;
+  /** Where the plugin's hooks hand observations over (loopback `host:port`, port 0 for any); empty turns the intake off. */
+  hookEndpoint: string;
 }
 
-export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers'] as const;
+export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers', 'hook_endpoint'] as const;
 
 export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
   if (configured) return { root: resolve(configured), from: 'config' };
@@ -40,5 +42,11 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
   const maxDeltaBytes = bytes(m.max_delta_bytes, at('max_delta_bytes'), 2 * 1024 * 1024);
   if (maxDeltaBytes < 1024) throw new ConfigError(at('max_delta_bytes'), 'must be at least 1KiB');
   const workers = int(m.workers, at('workers'), 0, { min: 0, max: 64 });
-  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers };
+  const hookEndpoint = str(m.hook_endpoint, at('hook_endpoint'), '127.0.0.1:0');
+  if (hookEndpoint !== '') {
+    const ep = parseEndpoint(hookEndpoint, at('hook_endpoint'));
+    // The intake takes whatever a hook posts: it answers on this machine only.
+    if (!['127.0.0.1', '::1', 'localhost'].includes(ep.host)) throw new ConfigError(at('hook_endpoint'), `${JSON.stringify(hookEndpoint)} is not a loopback address; use 127.0.0.1:<port> or [::1]:<port>`);
+  }
+  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, hookEndpoint };
 }
