@@ -79,6 +79,10 @@ export class HookIntake {
     if (readHookEndpoint(this.root)?.url === this.url) rmSync(endpointPath(this.root), { force: true });
     const s = this.server;
     this.server = undefined;
-    if (s) await new Promise<void>((ok) => s.close(() => ok()));
+    if (!s) return;
+    // A hook's request is one short exchange; an idle kept-alive connection must not hold the shutdown.
+    const closed = new Promise<void>((ok) => s.close(() => ok()));
+    s.closeIdleConnections();
+    await closed;
   }
 }
