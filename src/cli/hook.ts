@@ -22,8 +22,13 @@ export const HOOK_BUDGET_MS = 200;
 /** The most of standard input kept; the rest is counted and dropped (the observation says so). */
 const MAX_INPUT = 64 * 1024 * 1024;
 
+/** How long a durable append already under way is waited for past the budget: abandoning it would lose the observation. */
+export const APPEND_GRACE_MS = 1000;
+
 export interface HookOptions {
   root?: string;
+  /** Set while a durable append is under way (the budget's timer reads it). */
+  appending?: { now: boolean };
   budgetMs?: number;
   env?: NodeJS.ProcessEnv;
   stdin?: NodeJS.ReadableStream;
@@ -133,12 +138,14 @@ export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
   const line = fitLine(obs);
   let via: HookOutcome['via'] = 'lost';
   const endpoint = readHookEndpoint(root);
-  if (endpoint && left() > 40) {
-    // Leave enough of the budget to write the spool ourselves if the service does not answer.
-    const r = await postToService(endpoint.url, line, Math.max(10, Math.min(100, left() - 30)));
+  if (endpoint && left() > 20) {
+    // The service gets at most half of what is left: the rest is for appending it ourselves if it does not answer.
+    const r = await postToService(endpoint.url, line, Math.round(Math.max(10, Math.min(100, left() / 2))));
     if (r.ok) via = 'service';
     else problems.push(r.why!);
   }
+  const appending = opts.appending ?? { now: false };
+  appending.now = true;
   if (via === 'lost') {
     try {
       await appendSpoolLine(root, obs.session, line);
@@ -153,6 +160,7 @@ export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
       }
     }
   }
+  appending.now = false;
   if ((via === 'spool' || via === 'service') && left() > 20 && existsSync(fallbackRoot(root))) {
     try {
       const moved = await drainFallback(root);
@@ -173,15 +181,21 @@ export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
 
 /**
  * The command's entry: `aszcol hook [--root DIR]`. The budget is enforced by a timer that ends the
- * process, so a stuck write or an input that never closes cannot hold the agent; exit status 0.
+ * process, so a service that does not answer or an input that never closes cannot hold the agent.
+ * The one thing waited for past it is a durable append already under way, for at most
+ * `APPEND_GRACE_MS` (a disk that slow is logged by the next hook that finds the fallback). Exit status 0.
  */
 export async function hookMain(argv: string[]): Promise<number> {
   const i = argv.indexOf('--root');
   const root = i >= 0 ? argv[i + 1] : undefined;
-  const hard = setTimeout(() => process.exit(0), HOOK_BUDGET_MS + 50);
+  const appending = { now: false };
+  const hard = setTimeout(() => {
+    if (!appending.now) process.exit(0);
+    setTimeout(() => process.exit(0), APPEND_GRACE_MS).unref();
+  }, HOOK_BUDGET_MS);
   hard.unref();
   try {
-    await runHook({ root });
+    await runHook({ root, appending });
   } catch {
     // runHook does not reject; this is the last guard of exit status 0.
   }

@@ -18,6 +18,8 @@ export const HOOK_PATH = '/v1/hook';
 export class HookIntake {
   private server: Server | undefined;
   private url = '';
+  /** Observations appended since start (the service's own count; the spool does not say who wrote a line). */
+  accepted = 0;
 
   constructor(
     private readonly root: string,
@@ -66,6 +68,7 @@ export class HookIntake {
     if (!obs || typeof obs !== 'object' || obs.schema !== HOOK_SCHEMA) return answer(400, `not an ${HOOK_SCHEMA} observation`);
     try {
       await appendSpoolLine(this.root, typeof obs.session === 'string' ? obs.session : undefined, JSON.stringify(obs));
+      this.accepted++;
       answer(204);
     } catch (err) {
       // The hook falls back to appending itself, so nothing is lost; the service says why it could not.
