@@ -81,10 +81,16 @@ export function joinExecutions(toolUseIds: ReadonlySet<string>, lines: readonly 
     out.observations++;
     if (o.event === 'session_start') out.session_started ??= o.time;
     else if (o.event === 'session_end') out.session_ended = o.time;
-    else if (o.event === 'other') unresolved.push({ kind: 'execution', ref: o.id, reason: o.problem ?? 'not a tool call or a session boundary', state: 'open' });
+    else if (o.event === 'other')
+      unresolved.push({ kind: 'execution', ref: o.id, reason: o.problem ?? 'not a tool call or a session boundary', state: 'open' });
     else if (!o.tool) unresolved.push({ kind: 'execution', ref: o.id, reason: o.problem ?? 'a tool event that names no tool use', state: 'open' });
     else if (!toolUseIds.has(o.tool))
-      unresolved.push({ kind: 'execution', ref: o.id, reason: `no tool step of the conversation has the tool use id ${o.tool} (not assembled yet, or another conversation's)`, state: 'open' });
+      unresolved.push({
+        kind: 'execution',
+        ref: o.id,
+        reason: `no tool step of the conversation has the tool use id ${o.tool} (not assembled yet, or another conversation's)`,
+        state: 'open',
+      });
     else {
       const slot = byTool.get(o.tool) ?? { pre: [], post: [] };
       (o.event === 'tool_pre' ? slot.pre : slot.post).push(o);
@@ -94,7 +100,12 @@ export function joinExecutions(toolUseIds: ReadonlySet<string>, lines: readonly 
   const ended = ms(out.session_ended);
   for (const [tool, { pre, post }] of byTool) {
     const ambiguous = pre.length > 1 || post.length > 1;
-    const x: ToolExecution = { tool_use_id: tool, observed_by: OBSERVED_BY, join: ambiguous ? 'exact_ambiguous' : 'exact_unique', observations: pre.length + post.length };
+    const x: ToolExecution = {
+      tool_use_id: tool,
+      observed_by: OBSERVED_BY,
+      join: ambiguous ? 'exact_ambiguous' : 'exact_unique',
+      observations: pre.length + post.length,
+    };
     const named = post[0] ?? pre[0]!;
     if (named.mcp) {
       if (named.mcp.server) x.mcp_server = named.mcp.server;

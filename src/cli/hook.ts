@@ -88,11 +88,15 @@ function postToService(url: string, line: string, timeoutMs: number): Promise<{ 
       }
     };
     try {
-      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, timeout: timeoutMs }, (res) => {
-        res.resume();
-        const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
-        settle(ok ? { ok } : { ok, why: `the service answered ${res.statusCode}` });
-      });
+      const req = request(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(line) }, timeout: timeoutMs },
+        (res) => {
+          res.resume();
+          const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
+          settle(ok ? { ok } : { ok, why: `the service answered ${res.statusCode}` });
+        },
+      );
       req.on('timeout', () => {
         req.destroy();
         settle({ ok: false, why: `the service did not answer within ${timeoutMs} ms` });

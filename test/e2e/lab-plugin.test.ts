@@ -73,14 +73,14 @@ describe('the plugin in the real Claude Code runtime', () => {
 
   afterAll(async () => view?.shutdown());
 
-  test('the running service took the MCPCALL run\'s observations; the only problem a hook may log is a service slower than its budget', () => {
+  test("the running service took the MCPCALL run's observations; the only problem a hook may log is a service slower than its budget", () => {
     expect(intakeAccepted).toBeGreaterThan(0);
     const log = existsSync(hookLogPath(root)) ? readFileSync(hookLogPath(root), 'utf8').split('\n').filter(Boolean) : [];
     // A post that timed out was appended by the hook itself (and perhaps by the service too: the reader drops the repeat).
     for (const line of log) expect(line).toMatch(/via spool .*: the service did not answer within \d+ ms$/);
   });
 
-  test('MCPCALL with the plugin: each call the lab server logged has the runtime\'s measured duration, no shorter than the server took, and its outcome', async () => {
+  test("MCPCALL with the plugin: each call the lab server logged has the runtime's measured duration, no shorter than the server took, and its outcome", async () => {
     const logged = readFileSync(mcpLog, 'utf8')
       .split('\n')
       .filter(Boolean)
@@ -110,7 +110,7 @@ describe('the plugin in the real Claude Code runtime', () => {
     expect(mcpRows.find((t) => t.name === 'mcp__lab__slow')!.execution!.duration_ms!).toBeGreaterThanOrEqual(400);
   });
 
-  test('MCPCALL without the plugin: the same three steps, with only the transcript\'s request-to-result time and no measured execution', async () => {
+  test("MCPCALL without the plugin: the same three steps, with only the transcript's request-to-result time and no measured execution", async () => {
     const answer = await tools(ids.mcpBare);
     expect(answer.plugin).toEqual({ observations: 0, unresolved: [] });
     const mcpRows = answer.tools.filter((t) => t.name?.startsWith('mcp__'));
@@ -120,7 +120,7 @@ describe('the plugin in the real Claude Code runtime', () => {
     expect(steps.map((s) => s.attrs!.duration_from)).toEqual(['request_to_result_record', 'request_to_result_record', 'request_to_result_record']);
   });
 
-  test('EDITFILE with the plugin: the Write and the Edit are observed as returned calls; the changes stay the transcript\'s, not counted twice', async () => {
+  test("EDITFILE with the plugin: the Write and the Edit are observed as returned calls; the changes stay the transcript's, not counted twice", async () => {
     const answer = await tools(ids.edit);
     expect(answer.plugin.unresolved).toEqual([]);
     const edits = answer.tools.filter((t) => t.name === 'Write' || t.name === 'Edit');

@@ -23,7 +23,15 @@ afterAll(cleanupTemp);
 
 const SESSION = '5f0c2a1e-0000-4000-8000-000000000001';
 const event = (tool: string, extra: object = {}) =>
-  JSON.stringify({ session_id: SESSION, hook_event_name: 'PostToolUse', tool_name: 'mcp__lab__echo', tool_input: { text: 'ping' }, tool_use_id: tool, duration_ms: 23, ...extra });
+  JSON.stringify({
+    session_id: SESSION,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'mcp__lab__echo',
+    tool_input: { text: 'ping' },
+    tool_use_id: tool,
+    duration_ms: 23,
+    ...extra,
+  });
 
 function stdinOf(text: string | Buffer): PassThrough {
   const s = new PassThrough();
@@ -102,7 +110,7 @@ describe('where an observation goes', () => {
     expect(existsSync(spoolDir(root))).toBe(false);
   });
 
-  test('a collector holds the session\'s lock: the hook takes no lock, so it is not held up and the observation is spooled', async () => {
+  test("a collector holds the session's lock: the hook takes no lock, so it is not held up and the observation is spooled", async () => {
     const root = tempDir('aszcol-hook-');
     const lock = new FileLock(sessionLockPath(root, SESSION));
     expect(lock.tryAcquire()).toBe(true);
@@ -130,7 +138,11 @@ describe('where an observation goes', () => {
     rmSync(join(root, '_hooks'));
     const second = await runHook({ root, stdin: stdinOf(event('toolu_g')) });
     expect(second.via).toBe('spool');
-    expect(spooled(root).map((o) => o.tool).sort()).toEqual(['toolu_f', 'toolu_g']);
+    expect(
+      spooled(root)
+        .map((o) => o.tool)
+        .sort(),
+    ).toEqual(['toolu_f', 'toolu_g']);
     expect(existsSync(fallbackRoot(root))).toBe(false);
   });
 });
@@ -177,7 +189,10 @@ describe('the command as the plugin runs it', () => {
     const root = tempDir('aszcol-hook-');
     const run = (input: string) =>
       new Promise<number | null>((done) => {
-        const p = spawn(process.execPath, [join(REPO, 'bin', 'aszcol.js'), 'hook'], { env: { ...process.env, ASZCOL_ROOT: root }, stdio: ['pipe', 'ignore', 'ignore'] });
+        const p = spawn(process.execPath, [join(REPO, 'bin', 'aszcol.js'), 'hook'], {
+          env: { ...process.env, ASZCOL_ROOT: root },
+          stdio: ['pipe', 'ignore', 'ignore'],
+        });
         p.on('exit', (code) => done(code));
         p.stdin.end(input);
       });

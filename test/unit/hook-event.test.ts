@@ -26,7 +26,15 @@ describe('a tool call seen by the hooks before and after it', () => {
 
   test('the hook before names the call, its server and tool, and measures the input without keeping it', () => {
     const o = observeHookInput(raw(pre), AT);
-    expect(o).toMatchObject({ schema: 'aszcol-hook/1', event: 'tool_pre', session: SESSION, stream: 'main', tool: 'toolu_1', mcp: { server: 'lab', tool: 'slow' }, time: AT });
+    expect(o).toMatchObject({
+      schema: 'aszcol-hook/1',
+      event: 'tool_pre',
+      session: SESSION,
+      stream: 'main',
+      tool: 'toolu_1',
+      mcp: { server: 'lab', tool: 'slow' },
+      time: AT,
+    });
     const text = JSON.stringify(pre.tool_input);
     expect(o.arguments).toEqual({ state: 'size_only', bytes: text.length, sha256: createHash('sha256').update(text).digest('hex') });
     expect(JSON.stringify(o)).not.toContain('after a wait');
@@ -43,7 +51,7 @@ describe('a tool call seen by the hooks before and after it', () => {
     expect(interrupted.outcome).toBe('interrupted');
   });
 
-  test('an event from inside a subagent is on that agent\'s stream', () => {
+  test("an event from inside a subagent is on that agent's stream", () => {
     expect(observeHookInput(raw({ ...pre, agent_id: 'a1b2' }), AT).stream).toBe('a1b2');
   });
 
@@ -53,8 +61,14 @@ describe('a tool call seen by the hooks before and after it', () => {
   });
 
   test('session start and end keep their source and reason', () => {
-    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'SessionStart', source: 'startup', cwd: '/w' }), AT)).toMatchObject({ event: 'session_start', reason: 'startup' });
-    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'SessionEnd', reason: 'other' }), AT)).toMatchObject({ event: 'session_end', reason: 'other' });
+    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'SessionStart', source: 'startup', cwd: '/w' }), AT)).toMatchObject({
+      event: 'session_start',
+      reason: 'startup',
+    });
+    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'SessionEnd', reason: 'other' }), AT)).toMatchObject({
+      event: 'session_end',
+      reason: 'other',
+    });
   });
 });
 
@@ -86,11 +100,16 @@ describe('input the hook cannot simply read', () => {
   test('empty input, a JSON value that is not an object, an event the plugin does not hook', () => {
     expect(observeHookInput(Buffer.alloc(0), AT)).toMatchObject({ event: 'other', input: { state: 'empty' }, problem: 'the hook received no input' });
     expect(observeHookInput(Buffer.from('[1,2]'), AT).problem).toMatch(/not an object/);
-    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'Stop' }), AT)).toMatchObject({ event: 'other', problem: expect.stringContaining('Stop') });
+    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'Stop' }), AT)).toMatchObject({
+      event: 'other',
+      problem: expect.stringContaining('Stop'),
+    });
   });
 
   test('a tool event with no tool use id says it cannot name its call', () => {
-    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'PreToolUse', tool_name: 'Bash' }), AT).problem).toBe('a tool event that names no tool use');
+    expect(observeHookInput(raw({ session_id: SESSION, hook_event_name: 'PreToolUse', tool_name: 'Bash' }), AT).problem).toBe(
+      'a tool event that names no tool use',
+    );
   });
 
   test('input over the parse limit is measured and searched, head and tail: the tool use id after a huge response is still found', () => {

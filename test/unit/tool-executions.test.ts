@@ -14,8 +14,10 @@ function obs(native: string, fields: object, time: string): ObservationLine {
   const o = observeHookInput(Buffer.from(JSON.stringify({ session_id: S, hook_event_name: native, ...fields })), time);
   return { line: ++n, value: o };
 }
-const pre = (tool: string, time: string, extra: object = {}) => obs('PreToolUse', { tool_name: 'mcp__lab__slow', tool_use_id: tool, tool_input: {}, ...extra }, time);
-const post = (tool: string, time: string, extra: object = {}) => obs('PostToolUse', { tool_name: 'mcp__lab__slow', tool_use_id: tool, tool_input: {}, tool_response: 'ok', duration_ms: 416, ...extra }, time);
+const pre = (tool: string, time: string, extra: object = {}) =>
+  obs('PreToolUse', { tool_name: 'mcp__lab__slow', tool_use_id: tool, tool_input: {}, ...extra }, time);
+const post = (tool: string, time: string, extra: object = {}) =>
+  obs('PostToolUse', { tool_name: 'mcp__lab__slow', tool_use_id: tool, tool_input: {}, tool_response: 'ok', duration_ms: 416, ...extra }, time);
 
 describe('a call observed before and after', () => {
   test("the step gets the runtime's duration with its source, the span between the hooks, the outcome, the server and tool", () => {
@@ -49,7 +51,7 @@ describe('a call observed before and after', () => {
 });
 
 describe('what cannot be placed is carried with its reason', () => {
-  test('an observation whose tool use is no step of the conversation (an unknown session\'s, or not assembled yet)', () => {
+  test("an observation whose tool use is no step of the conversation (an unknown session's, or not assembled yet)", () => {
     const j = joinExecutions(new Set(['t1']), [post('t9', '2026-12-01T10:00:01.000Z')]);
     expect(j.executions.size).toBe(0);
     expect(j.unresolved).toEqual([{ kind: 'execution', ref: expect.any(String), reason: expect.stringContaining('tool use id t9'), state: 'open' }]);
@@ -64,8 +66,16 @@ describe('what cannot be placed is carried with its reason', () => {
   });
 
   test('lines that are not observations, and events that are neither calls nor boundaries', () => {
-    const j = joinExecutions(new Set(), [{ line: 1, problem: 'not JSON: Unexpected end' }, { line: 2, value: { schema: 'other' } }, obs('Stop', {}, '2026-12-01T10:00:00.000Z')]);
-    expect(j.unresolved.map((u) => u.reason)).toEqual(['not JSON: Unexpected end', 'not an aszcol-hook/1 observation', 'a hook event this plugin does not hook: Stop']);
+    const j = joinExecutions(new Set(), [
+      { line: 1, problem: 'not JSON: Unexpected end' },
+      { line: 2, value: { schema: 'other' } },
+      obs('Stop', {}, '2026-12-01T10:00:00.000Z'),
+    ]);
+    expect(j.unresolved.map((u) => u.reason)).toEqual([
+      'not JSON: Unexpected end',
+      'not an aszcol-hook/1 observation',
+      'a hook event this plugin does not hook: Stop',
+    ]);
   });
 
   test('a call whose hook after ran once the session had ended is placed and marked', () => {
@@ -83,7 +93,11 @@ describe('a shell command, best effort', () => {
   const scan = (entries: Record<string, string>, complete = true): DirScan => ({ dir: '/w', entries, complete });
 
   test('entries created, removed or rewritten between the two scans; a directory is never "changed" by its own mtime', () => {
-    expect(scanDifference(scan({ a: '1:10', b: '2:10', d: 'dir', gone: '1:1' }), scan({ a: '1:10', b: '3:20', d: 'dir', c: '5:30' }))).toEqual(['b', 'c', 'gone']);
+    expect(scanDifference(scan({ a: '1:10', b: '2:10', d: 'dir', gone: '1:1' }), scan({ a: '1:10', b: '3:20', d: 'dir', c: '5:30' }))).toEqual([
+      'b',
+      'c',
+      'gone',
+    ]);
   });
 
   test('the join puts them on the step and says whether the scans were complete', () => {

@@ -160,10 +160,23 @@ export function observeHookInput(raw: Buffer, time: string): HookObservation {
       problem: `the hook's input is not JSON (${(err as Error).message}); identifiers were searched for by text`,
       head: clip(text.slice(0, 512)),
     };
-    return withIds(obs, native, fieldByText(text, 'session_id'), fieldByText(text, 'agent_id'), fieldByText(text, 'tool_use_id'), fieldByText(text, 'tool_name'));
+    return withIds(
+      obs,
+      native,
+      fieldByText(text, 'session_id'),
+      fieldByText(text, 'agent_id'),
+      fieldByText(text, 'tool_use_id'),
+      fieldByText(text, 'tool_name'),
+    );
   }
   if (!ev || typeof ev !== 'object' || Array.isArray(ev)) {
-    return { ...base, event: 'other', input: { ...input, state: 'malformed' }, problem: 'the hook\'s input is JSON but not an object', head: clip(raw.toString('utf8').slice(0, 512)) };
+    return {
+      ...base,
+      event: 'other',
+      input: { ...input, state: 'malformed' },
+      problem: "the hook's input is JSON but not an object",
+      head: clip(raw.toString('utf8').slice(0, 512)),
+    };
   }
   const e = ev as Record<string, unknown>;
   const native = str(e.hook_event_name);
@@ -203,8 +216,27 @@ function withIds(obs: HookObservation, native?: string, session?: string, agent?
 /** Fixed key order, so the same input always gives the same bytes. */
 function orderKeys(o: HookObservation): HookObservation {
   const keys: (keyof HookObservation)[] = [
-    'schema', 'id', 'event', 'native_event', 'session', 'stream', 'tool', 'tool_name', 'mcp', 'outcome', 'duration_ms', 'time',
-    'arguments', 'result', 'error', 'reason', 'cwd', 'shell', 'input', 'problem', 'head',
+    'schema',
+    'id',
+    'event',
+    'native_event',
+    'session',
+    'stream',
+    'tool',
+    'tool_name',
+    'mcp',
+    'outcome',
+    'duration_ms',
+    'time',
+    'arguments',
+    'result',
+    'error',
+    'reason',
+    'cwd',
+    'shell',
+    'input',
+    'problem',
+    'head',
   ];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];

@@ -46,7 +46,8 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
   if (hookEndpoint !== '') {
     const ep = parseEndpoint(hookEndpoint, at('hook_endpoint'));
     // The intake takes whatever a hook posts: it answers on this machine only.
-    if (!['127.0.0.1', '::1', 'localhost'].includes(ep.host)) throw new ConfigError(at('hook_endpoint'), `${JSON.stringify(hookEndpoint)} is not a loopback address; use 127.0.0.1:<port> or [::1]:<port>`);
+    if (!['127.0.0.1', '::1', 'localhost'].includes(ep.host))
+      throw new ConfigError(at('hook_endpoint'), `${JSON.stringify(hookEndpoint)} is not a loopback address; use 127.0.0.1:<port> or [::1]:<port>`);
   }
   return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, hookEndpoint };
 }
