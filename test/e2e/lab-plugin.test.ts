@@ -18,6 +18,7 @@ import { HookIntake } from '../../src/receivers/claude-code-local/hook-intake.js
 import { hookLogPath } from '../../src/storage/hook-spool.js';
 import { ViewExtension, type ViewConfig } from '../../src/extensions/view/extension.js';
 import type { ExecutionsAnswer } from '../../src/extensions/view/executions.js';
+import { chromium } from 'playwright-core';
 
 afterAll(cleanupTemp);
 
@@ -135,5 +136,27 @@ describe('the plugin in the real Claude Code runtime', () => {
     const bash = answer.tools.find((t) => t.name === 'Bash')!;
     expect(bash.execution!.duration_ms!).toBeGreaterThanOrEqual(500);
     expect(bash.execution).toMatchObject({ outcome: 'returned', shell_changed: [], shell_scan_complete: true });
+  });
+
+  test('the page: the MCPCALL conversation has an MCP lane with its three calls, one failed; the EDITFILE one has none', async () => {
+    const ctx = await chromium.launchPersistentContext(tempDir('aszcol-chromium-'), {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      viewport: { width: 1440, height: 900 },
+    });
+    try {
+      const page = await ctx.newPage();
+      await page.goto(`http://${view.address()}/c/${ids.mcp}`);
+      await page.waitForSelector('body[data-ready=conversation]');
+      const timeline = page.locator('[data-testid=timeline]');
+      expect(await timeline.getAttribute('data-mcp-calls')).toBe('3');
+      expect(await timeline.locator('canvas').getAttribute('aria-label')).toMatch(/on 2 lanes, .*3 MCP calls \(1 failed\)/);
+      await page.goto(`http://${view.address()}/c/${ids.edit}`);
+      await page.waitForSelector('body[data-ready=conversation]');
+      expect(await timeline.getAttribute('data-mcp-calls')).toBe('0');
+    } finally {
+      await ctx.close();
+    }
   });
 });
