@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { observeHookInput, wantsScan, SCAN_LIMIT, type HookObservation } from '../adapters/claude-code/hook-event.js';
 import { shallowScan } from '../adapters/claude-code/dir-scan.js';
-import { appendSpoolLine, drainFallback, fallbackRoot, logHookProblem, readHookEndpoint, MAX_SPOOL_LINE } from '../storage/hook-spool.js';
+import { appendSpoolLine, appendSpoolLineSync, drainFallback, fallbackRoot, logHookProblem, readHookEndpoint, MAX_SPOOL_LINE } from '../storage/hook-spool.js';
 
 /** The hard budget of one hook run, from the moment this module starts its work. */
 export const HOOK_BUDGET_MS = 200;
@@ -25,10 +25,20 @@ const MAX_INPUT = 64 * 1024 * 1024;
 /** How long a durable append already under way is waited for past the budget: abandoning it would lose the observation. */
 export const APPEND_GRACE_MS = 1000;
 
+/** What the budget's timer needs to know: whether the observation is handed over, being appended, or still to write. */
+export interface HandOver {
+  /** A durable append is under way. */
+  now: boolean;
+  /** The line is with the service or on disk. */
+  done: boolean;
+  pending?: { root: string; session?: string; line: string };
+}
+
 export interface HookOptions {
   root?: string;
-  /** Set while a durable append is under way (the budget's timer reads it). */
-  appending?: { now: boolean };
+  appending?: HandOver;
+  /** The longest wait for the service's answer (default 80 ms, and never into the budget's last 80 ms). */
+  serviceWaitMs?: number;
   budgetMs?: number;
   env?: NodeJS.ProcessEnv;
   stdin?: NodeJS.ReadableStream;
@@ -141,15 +151,16 @@ export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
   if (wantsScan(obs)) obs.shell = { ...obs.shell, scan: shallowScan(obs.cwd!, SCAN_LIMIT) };
   const line = fitLine(obs);
   let via: HookOutcome['via'] = 'lost';
+  const appending = opts.appending ?? { now: false, done: false };
+  appending.pending = { root, session: obs.session, line };
   const endpoint = readHookEndpoint(root);
   if (endpoint && left() > 90) {
     // The service gets at most 80 ms, and never the last 80 ms of the budget: those are for appending it ourselves.
-    const r = await postToService(endpoint.url, line, Math.round(Math.min(80, left() - 80)));
+    const r = await postToService(endpoint.url, line, Math.round(Math.min(opts.serviceWaitMs ?? 80, left() - 80)));
     if (r.ok) via = 'service';
     else problems.push(r.why!);
   }
-  const appending = opts.appending ?? { now: false };
-  appending.now = true;
+  appending.now = via === 'lost';
   if (via === 'lost') {
     try {
       await appendSpoolLine(root, obs.session, line);
@@ -165,6 +176,7 @@ export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
     }
   }
   appending.now = false;
+  appending.done = via !== 'lost';
   if ((via === 'spool' || via === 'service') && left() > 20 && existsSync(fallbackRoot(root))) {
     try {
       const moved = await drainFallback(root);
@@ -186,18 +198,34 @@ export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
 /**
  * The command's entry: `aszcol hook [--root DIR]`. The budget is enforced by a timer that ends the
  * process, so a service that does not answer or an input that never closes cannot hold the agent.
- * The one thing waited for past it is a durable append already under way, for at most
- * `APPEND_GRACE_MS` (a disk that slow is logged by the next hook that finds the fallback). Exit status 0.
+ * At the budget, a line not yet handed over is appended synchronously before the process ends, and
+ * a durable append already under way is waited for, at most `APPEND_GRACE_MS`. Exit status 0.
  */
 export async function hookMain(argv: string[]): Promise<number> {
   const i = argv.indexOf('--root');
   const root = i >= 0 ? argv[i + 1] : undefined;
   // For `npm run bench:hook` only: a hook's stdout can be read by the runtime as a decision, so the plugin never passes it.
   const report = argv.includes('--report');
-  const appending = { now: false };
+  const appending: HandOver = { now: false, done: false };
   const hard = setTimeout(() => {
-    if (!appending.now) process.exit(0);
-    setTimeout(() => process.exit(0), APPEND_GRACE_MS).unref();
+    if (appending.now) {
+      setTimeout(() => process.exit(0), APPEND_GRACE_MS).unref();
+      return;
+    }
+    // Out of time with the line not yet handed over (the service still answering, a starved machine): one synchronous append, then out.
+    const p = appending.pending;
+    if (p && !appending.done) {
+      try {
+        appendSpoolLineSync(p.root, p.session, p.line);
+      } catch {
+        try {
+          appendSpoolLineSync(fallbackRoot(p.root), p.session, p.line);
+        } catch {
+          // Neither place can be written: nothing more can be done inside the budget.
+        }
+      }
+    }
+    process.exit(0);
   }, HOOK_BUDGET_MS);
   hard.unref();
   try {

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rm, unlink } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT_NAMES, entryNameProblem } from './entry-names.js';
@@ -56,6 +56,18 @@ export async function appendSpoolLine(root: string, session: string | undefined,
     await fh.close();
   }
   return path;
+}
+
+/** The same append, synchronously: for a hook at the end of its budget, which has no time left to wait for anything else. */
+export function appendSpoolLineSync(root: string, session: string | undefined, line: string): void {
+  mkdirSync(spoolDir(root), { recursive: true });
+  const fd = openSync(join(spoolDir(root), `${spoolName(session)}.jsonl`), 'a', 0o644);
+  try {
+    writeSync(fd, line.endsWith('\n') ? line : line + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
