@@ -2,6 +2,7 @@ import { readObservation, type Observation } from '../adapters/claude-code/otlp-
 import { entityId, type Ref } from '../formats/session-flow/types.js';
 import { addUnresolved, refOf, type AssemblyContext } from './context.js';
 import type { ToolUse } from './stage4-tools.js';
+import { emitAuxiliaryStream } from './auxiliary-stream.js';
 
 interface Seen extends Observation {
   at: Ref;
@@ -81,8 +82,10 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     // Each node owns its attrs object (stages 3 and 4 make one per node): adding in place, not copying.
     Object.assign((node.attrs ??= {}), callFigures(request, request ? (byRequest.get(request) ?? []) : [], exported));
   }
+  // The runtime's own side calls join no call by design: they are the auxiliary stream, not a gap.
+  const auxiliary = emitAuxiliaryStream(ctx, new Map([...byRequest].filter(([request]) => !callOfRequest.has(request))));
   for (const [request, obs] of byRequest) {
-    if (callOfRequest.has(request)) continue;
+    if (callOfRequest.has(request) || auxiliary.has(request)) continue;
     const names = [...new Set(obs.map((o) => o.name))].join(', ');
     addUnresolved(
       ctx,

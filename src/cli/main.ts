@@ -7,6 +7,7 @@ import { runShow } from './show.js';
 import { runServe } from './serve.js';
 import { runValidate } from './validate.js';
 import { runSetupClaudeCode } from './setup.js';
+import { hookMain } from './hook.js';
 import { EXIT, stdio, type Io } from './context.js';
 import { registerAssemblyCommands } from './assembly-commands.js';
 
@@ -72,6 +73,13 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .option('--raw-bodies <dir>', 'write provider request and response bodies under DIR (OTEL_LOG_RAW_API_BODIES=file:DIR)')
     .action((o) => {
       code = runSetupClaudeCode(o, io);
+    });
+  program
+    .command('hook')
+    .description("what the Claude Code plugin's hooks run: the event on stdin to the service, or the spool under the root (exit 0 always)")
+    .option('--root <dir>', 'the storage root (default: $ASZCOL_ROOT)')
+    .action(async (o: { root?: string }) => {
+      code = await hookMain(o.root ? ['--root', o.root] : []);
     });
   // With no command, aszcol runs as a service: the pipelines of the configuration (or the
   // embedded default) until SIGTERM or SIGINT, then it drains and exits 0.

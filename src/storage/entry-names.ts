@@ -12,6 +12,7 @@ export const ROOT_NAMES = {
   conversations: '_conversations',
   metrics: '_metrics',
   journal: '_journal',
+  hooks: '_hooks',
 } as const;
 
 /** A session directory's own state file: refused as a name too, so no tool looking for it can meet a directory. */

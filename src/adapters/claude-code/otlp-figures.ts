@@ -53,6 +53,8 @@ export interface Observation {
   resultBytes?: number;
   toolName?: string;
   mcpServer?: string;
+  /** `main`, `subagent` or `auxiliary` (the runtime's own side calls, which no transcript holds). */
+  querySource?: string;
 }
 
 const EVENT_KINDS: Record<string, ObservationKind> = {
@@ -138,5 +140,6 @@ export function readObservation(figures: string): Observation | undefined {
   set('resultBytes', num(a.tool_result_size_bytes));
   set('toolName', str(a.tool_name));
   set('mcpServer', str(a['anthropic.mcp.server.name']));
+  set('querySource', str(a.query_source));
   return o;
 }

@@ -15,6 +15,7 @@ import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
 import { callsAnswer, toolsAnswer } from './figures-api.js';
 import { callPrompt } from './prompts.js';
+import { withExecutions } from './executions.js';
 import type { ViewConfig } from './config.js';
 import type { ViewDocument } from '../../formats/view/types.js';
 
@@ -130,7 +131,8 @@ export class ViewExtension {
       else res.json(prompt);
     });
     api.get('/c/:id/tools', (req, res) => {
-      res.json(toolsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
+      const doc = JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument;
+      res.json(withExecutions(toolsAnswer(doc), this.ctx.storageRoot, doc.sessions));
     });
     api.get('/c/:id/changes', (req, res) => {
       res.json(this.catalog.changes(String(req.params.id)));

@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import type { LocalReceiverConfig } from './config.js';
 import { LocalCollector } from './pass.js';
 import { defaultWorkers } from './session-pool.js';
+import { HookIntake } from './hook-intake.js';
+import { parseEndpoint } from '../../config/reader.js';
 import type { Component, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
 
 /**
@@ -11,6 +13,7 @@ import type { Component, ComponentSettings, PassContext, StageResult } from '../
  */
 export class LocalReceiverComponent implements Component {
   private readonly collector: LocalCollector;
+  private hooks: HookIntake | undefined;
 
   constructor(
     private readonly cfg: LocalReceiverConfig,
@@ -30,6 +33,11 @@ export class LocalReceiverComponent implements Component {
     // The root must be writable before the first pass; failing here names the problem at start.
     mkdirSync(this.s.storageRoot, { recursive: true });
     this.s.log.info('watching source root', { source_root: this.cfg.sourceRoot, from: this.cfg.sourceRootFrom, interval_ms: this.cfg.intervalMs });
+    if (this.cfg.hookEndpoint) {
+      const ep = parseEndpoint(this.cfg.hookEndpoint, 'hook_endpoint');
+      this.hooks = new HookIntake(this.s.storageRoot, ep.host, ep.port, (msg, fields) => this.s.log.warn(msg, fields));
+      this.s.log.info('taking plugin hook observations', { url: await this.hooks.start() });
+    }
   }
 
   async land(ctx: PassContext): Promise<StageResult> {
@@ -58,6 +66,7 @@ export class LocalReceiverComponent implements Component {
   }
 
   async shutdown(): Promise<void> {
+    await this.hooks?.stop();
     await this.collector.close();
   }
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join as joinPath, resolve } from 'node:path';
 import { ConfigError } from '../../util/errors.js';
-import { bytes, duration, int, join, mapping, str, strList } from '../../config/reader.js';
+import { bytes, duration, int, join, mapping, parseEndpoint, str, strList } from '../../config/reader.js';
 
 /** The `receivers.claude_code_local` section, typed. */
 export interface LocalReceiverConfig {
@@ -17,9 +17,11 @@ export interface LocalReceiverConfig {
   workers: number;
   /** Where Claude Code writes its raw API bodies (`OTEL_LOG_RAW_API_BODIES=file:DIR`); empty collects none. */
   providerBodies: string;
+  /** Where the plugin's hooks hand observations over (loopback `host:port`, port 0 for any); empty turns the intake off. */
+  hookEndpoint: string;
 }
 
-export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers', 'provider_bodies'] as const;
+export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers', 'provider_bodies', 'hook_endpoint'] as const;
 
 export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
   if (configured) return { root: resolve(configured), from: 'config' };
@@ -45,5 +47,12 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
   // asz 0.6's default: `asz/provider-bodies` beside the runtime's `projects`; nothing happens while it does not exist.
   const bodies = str(m.provider_bodies, at('provider_bodies'), joinPath(dirname(src.root), 'asz', 'provider-bodies'));
   const providerBodies = bodies === '' ? '' : resolve(bodies);
-  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, providerBodies };
+  const hookEndpoint = str(m.hook_endpoint, at('hook_endpoint'), '127.0.0.1:0');
+  if (hookEndpoint !== '') {
+    const ep = parseEndpoint(hookEndpoint, at('hook_endpoint'));
+    // The intake takes whatever a hook posts: it answers on this machine only.
+    if (!['127.0.0.1', '::1', 'localhost'].includes(ep.host))
+      throw new ConfigError(at('hook_endpoint'), `${JSON.stringify(hookEndpoint)} is not a loopback address; use 127.0.0.1:<port> or [::1]:<port>`);
+  }
+  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, providerBodies, hookEndpoint };
 }

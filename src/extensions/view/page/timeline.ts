@@ -9,6 +9,7 @@ import type { ViewNode } from '../../../formats/view/types.js';
 import { fmtTime, h } from './dom.js';
 import type { Model, UiState } from './model.js';
 import { WAIT_STYLE, waitsOf, type Wait } from './timeline-waits.js';
+import { MCP_COLORS, mcpBars, type McpBar } from './mcp-lane.js';
 
 export interface TimelineHost {
   model(): Model;
@@ -78,6 +79,9 @@ export class Timeline {
   private ticks: Tick[] = [];
   private waits: Wait[] = [];
   private lanes: string[] = [];
+  private mcp: McpBar[] = [];
+  /** The MCP lane's index, when the conversation called any MCP server. */
+  private mcpLane = -1;
   private laneOf = new Map<string, number>();
   private width = 0;
 
@@ -94,7 +98,7 @@ export class Timeline {
     );
     this.canvas.addEventListener('click', (e) => this.onClick(e));
     this.canvas.addEventListener('mousemove', (e) => {
-      this.canvas.title = this.barAt(e)?.label ?? '';
+      this.canvas.title = (this.mcpAt(e) ?? this.barAt(e))?.label ?? '';
     });
     this.canvas.addEventListener('keydown', (e) => this.onKey(e));
     new ResizeObserver(() => this.draw()).observe(this.el);
@@ -140,6 +144,11 @@ export class Timeline {
       walk(t, lane);
     }
     for (const l of m.doc.loose) walk(l, this.laneOf.get(l.stream ?? 'main') ?? 0);
+    // One lane under the streams for the MCP calls, each a bar from request to result.
+    this.mcp = mcpBars(m.doc);
+    this.mcpLane = this.mcp.length ? this.lanes.push('MCP') - 1 : -1;
+    for (const c of this.mcp) times.push(c.from, c.to);
+    this.el.dataset.mcpCalls = String(this.mcp.length);
     for (const s of m.doc.segments) {
       if (s.from !== undefined) times.push(s.from);
       if (s.to !== undefined) times.push(s.to);
@@ -152,7 +161,9 @@ export class Timeline {
     const talks = m.doc.talks.length;
     this.canvas.setAttribute(
       'aria-label',
-      `Timeline: ${talks} talks on ${this.lanes.length} lanes, ${this.pieces.filter((p) => p.gap).length} gaps over 10 minutes. Left and Right arrows select the previous or next talk.`,
+      `Timeline: ${talks} talks on ${this.lanes.length} lanes, ${this.pieces.filter((p) => p.gap).length} gaps over 10 minutes` +
+        (this.mcp.length ? `, ${this.mcp.length} MCP calls (${this.mcp.filter((c) => c.outcome === 'failed').length} failed)` : '') +
+        '. Left and Right arrows select the previous or next talk.',
     );
     this.draw();
   }
@@ -305,6 +316,18 @@ export class Timeline {
         g.lineWidth = 1;
       }
     }
+    // MCP calls: a bar per call on their own lane, the selected one outlined.
+    for (const c of this.mcp) {
+      const x0 = this.x(c.from),
+        x1 = Math.max(this.x(c.to), x0 + 3);
+      const y = laneY(this.mcpLane) + 5;
+      g.fillStyle = MCP_COLORS[c.outcome ?? ''] ?? '#6f859f';
+      g.fillRect(x0, y, x1 - x0, LANE - 10);
+      if (c.id === this.host.state.selected) {
+        g.strokeStyle = '#e9f0f8';
+        g.strokeRect(x0 - 1, y - 1, x1 - x0 + 2, LANE - 8);
+      }
+    }
     // Steps.
     for (const t of this.ticks) {
       const x = Math.round(this.x(t.t)) + 0.5;
@@ -374,7 +397,18 @@ export class Timeline {
     return dist <= 12 ? best : undefined;
   }
 
+  /** The MCP call under the pointer, on the MCP lane. */
+  private mcpAt(e: MouseEvent): McpBar | undefined {
+    if (this.mcpLane < 0) return undefined;
+    const r = this.canvas.getBoundingClientRect();
+    if (Math.floor((e.clientY - r.top - TOP) / LANE) !== this.mcpLane) return undefined;
+    const x = e.clientX - r.left;
+    return this.mcp.find((c) => x >= this.x(c.from) - 3 && x <= Math.max(this.x(c.to), this.x(c.from) + 3) + 3);
+  }
+
   private onClick(e: MouseEvent): void {
+    const call = this.mcpAt(e);
+    if (call) return this.host.select(call.id, { reveal: true, focus: false });
     const b = this.barAt(e);
     if (b) this.host.select(b.id, { reveal: false, focus: false });
   }

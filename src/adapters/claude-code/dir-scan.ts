@@ -1,0 +1,35 @@
+/**
+ * The plugin's best-effort look at what a shell command changed: the entries directly inside the
+ * working directory, with their size and modification time, before and after the command. It is
+ * shallow and bounded (one directory level, at most `limit` entries) so a hook stays inside its
+ * time budget; a change deeper down, or after the limit, is not seen, and the scan says so.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DirScan } from './hook-event.js';
+
+export function shallowScan(dir: string, limit: number): DirScan {
+  const entries: Record<string, string> = {};
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return { dir, entries, complete: false };
+  }
+  names.sort();
+  for (const name of names.slice(0, limit)) {
+    try {
+      const st = statSync(join(dir, name));
+      entries[name] = st.isDirectory() ? 'dir' : `${st.size}:${Math.round(st.mtimeMs)}`;
+    } catch {
+      // Gone between the listing and the look: it is simply not in this scan.
+    }
+  }
+  return { dir, entries, complete: names.length <= limit };
+}
+
+/** Names whose entry differs between two scans of the same directory: created, removed or rewritten. */
+export function scanDifference(before: DirScan, after: DirScan): string[] {
+  const names = new Set([...Object.keys(before.entries), ...Object.keys(after.entries)]);
+  return [...names].filter((n) => before.entries[n] !== after.entries[n] && !(before.entries[n] === 'dir' && after.entries[n] === 'dir')).sort();
+}
