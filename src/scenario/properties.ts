@@ -17,6 +17,7 @@ import { parseSession } from '../processors/assembler/parse.js';
 import { generate } from './generate.js';
 import { viewCoverage } from './view-coverage.js';
 import { repackKeepsStructure } from './repack-check.js';
+import { removedAfterSent } from './removal-check.js';
 import type { Scenario } from './model.js';
 import type { Format, ScenarioRoot } from './run.js';
 
@@ -58,6 +59,14 @@ class Scratch {
     this.dirs.push(d);
     cpSync(join(dir, session), join(d, session), { recursive: true });
     rmSync(join(d, session, 'index'), { recursive: true, force: true });
+    return d;
+  }
+
+  /** A copy of the whole root: sources, markers, landed files, chains and state. */
+  copyRoot(dir: string): string {
+    const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
+    this.dirs.push(d);
+    cpSync(dir, d, { recursive: true });
     return d;
   }
 
@@ -192,6 +201,8 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
   view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
   repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
+  // An sd build writes no source and no marker, so there is nothing of it a pipeline may remove.
+  removed_after_sent: { formats: RUNTIME, evaluate: (ctx, scratch) => removedAfterSent(scratch.copyRoot(ctx.dir), ctx.session) },
 };
 
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
@@ -201,7 +212,6 @@ export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   discovery_ignores_noise: 'the build plants no noise beside a session',
   pruned_sources_gone: 'no pruning check',
   push_follows_the_wire: 'the push is checked by push.kinds only',
-  removed_after_sent: 'no removal of _scenario sessions',
   changes_leave_the_fold: 'workspace changes are not generated',
   provider_bodies_leave_the_fold: 'provider bodies are not generated',
   provider_bodies_rebuild: 'provider bodies are not generated',
