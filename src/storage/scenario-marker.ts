@@ -93,7 +93,12 @@ export function markedFileProblem(root: string, f: MarkedFile): string | undefin
 export function parseRemovalPolicy(v: string, parse: (d: string) => number): RemovalPolicy {
   if (v === 'immediately') return v;
   const days = /^(\d+)d$/.exec(v);
-  const ms = days ? Number(days[1]) * 86_400_000 : parse(v);
+  let ms: number;
+  try {
+    ms = days ? Number(days[1]) * 86_400_000 : parse(v);
+  } catch {
+    ms = NaN;
+  }
   if (!(ms > 0)) throw new MarkerError(`--remove is immediately or a positive duration such as 24h or 7d, got "${v}"`);
   return { afterMs: ms };
 }

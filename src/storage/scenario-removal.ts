@@ -90,7 +90,8 @@ export function removeSentScenarioSessions(o: RemovalOptions): RemovalReport {
     const source = join(o.root, SOURCE_DIR);
     for (const f of marker.files) {
       rmSync(join(source, f.path), { force: true });
-      pruneEmptyDirs(dirname(join(source, f.path)), source);
+      // The directories the build made go when empty; the source root itself (`_source/projects`) stays for the collector.
+      pruneEmptyDirs(dirname(join(source, f.path)), join(source, f.path.split('/')[0]!));
     }
     rmSync(sessionDir(o.root, session), { recursive: true, force: true });
     rmSync(chainDir(o.root, session), { recursive: true, force: true });
