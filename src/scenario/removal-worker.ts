@@ -54,11 +54,11 @@ async function check(root: string, session: string): Promise<string[]> {
   const pusher = new Pusher({ root, cfg, logs: true, metrics: undefined });
   try {
     const state = new PushState(root);
-    const before = removeSentScenarioSessions({ root, state, endpoint: pusher.endpoint, nowMs: Date.now() });
+    const before = removeSentScenarioSessions({ root, state, endpoint: pusher.endpoint, nowMs: Date.now(), waitForMetrics: false });
     if (before.removed.length) problems.push(`removed before any push: ${before.removed.join(', ')}`);
     const sent = await pusher.pass({ force: true });
     if (sent.pending !== 0 || sent.problems.length) problems.push(`the push left ${sent.pending} file(s) unsent: ${sent.problems.join('; ')}`);
-    const after = removeSentScenarioSessions({ root, state, endpoint: pusher.endpoint, nowMs: Date.now() });
+    const after = removeSentScenarioSessions({ root, state, endpoint: pusher.endpoint, nowMs: Date.now(), waitForMetrics: false });
     for (const k of after.kept) problems.push(`kept after a clean push: ${k.session}: ${k.reason}`);
     if (after.held) problems.push(`every marked session kept after a clean push: ${after.held}`);
     const left = leftOf(root, session, sourceFiles);

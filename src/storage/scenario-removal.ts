@@ -11,11 +11,12 @@
  * for them (only once they are gone, as push-state.ts asks), and the marker last, so a pass that
  * stops midway finds the marker and finishes the job.
  */
-import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { chainDir, listRounds } from './chain.js';
 import { listLanded } from './landed-files.js';
-import { sessionDir } from './layout.js';
+import { listDir, sessionDir } from './layout.js';
+import { DERIVED_NAME, METRICS_DIR, metricsStateDir } from './metrics-spool.js';
 import { markedFileProblem, markedSessions, markerPath, readMarker, SOURCE_DIR } from './scenario-marker.js';
 import type { PushState } from './push-state.js';
 
@@ -26,6 +27,11 @@ export interface RemovalOptions {
   /** The receiver this pipeline sends to, as push.state names it. */
   endpoint: string;
   nowMs: number;
+  /**
+   * The pipeline derives and sends the session's metrics too: wait until every landed transcript
+   * file is derived (`<session>/metrics/derive.state`) and every derived spool file of it is sent.
+   */
+  waitForMetrics: boolean;
 }
 
 export interface RemovalReport {
@@ -54,6 +60,33 @@ function sentState(o: RemovalOptions, session: string): { unsent: number; reject
     unsent: files.filter((f) => !sent.has(f)).length,
     rejected: refused && `the receiver rejected records of ${refused}: ${rejected.get(refused)}`,
   };
+}
+
+/** The landed sequences token_metrics has derived, from its `derive.state` (`1-4,7`); none when it has not run. */
+function derivedSequences(root: string, session: string): Set<number> {
+  const out = new Set<number>();
+  let text: string;
+  try {
+    text = readFileSync(join(metricsStateDir(root, session), 'derive.state'), 'utf8');
+  } catch {
+    return out;
+  }
+  const ranges = (JSON.parse(text) as { derived?: unknown }).derived;
+  for (const part of String(ranges ?? '').split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part);
+    if (m) for (let n = Number(m[1]); n <= Number(m[2] ?? m[1]); n++) out.add(n);
+  }
+  return out;
+}
+
+/** Whether the session's metrics are all derived and sent; a derivation still waiting for a call's end keeps it. */
+function metricsSent(o: RemovalOptions, session: string): boolean {
+  const derived = derivedSequences(o.root, session);
+  if (listLanded(o.root, session).some((l) => l.prefix === 'transcript' && !derived.has(l.seq))) return false;
+  const sent = o.state.sent(o.endpoint);
+  return listDir(join(o.root, METRICS_DIR))
+    .filter((n) => DERIVED_NAME.exec(n)?.[3] === session)
+    .every((n) => sent.has(`${METRICS_DIR}/${n}`));
 }
 
 /** One pass of removal over a scenario root; a no-op over any other root. */
@@ -86,6 +119,7 @@ export function removeSentScenarioSessions(o: RemovalOptions): RemovalReport {
     }
     // Nothing landed or parsed yet, or something not sent yet: kept without a word, it is only early.
     if (s.files.length === 0 || listRounds(o.root, session).length === 0 || s.unsent > 0) continue;
+    if (o.waitForMetrics && !metricsSent(o, session)) continue;
     if (marker.policy !== 'immediately' && o.nowMs < Date.parse(marker.last_record) + marker.policy.afterMs) continue;
     const source = join(o.root, SOURCE_DIR);
     for (const f of marker.files) {

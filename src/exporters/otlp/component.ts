@@ -9,6 +9,7 @@ import type { Component, ComponentSettings, Host, PassContext, StageResult } fro
 import { asSpoolReader, type MetricsSource } from '../../storage/metrics-spool.js';
 import { PushState } from '../../storage/push-state.js';
 import { removeSentScenarioSessions } from '../../storage/scenario-removal.js';
+import { markedSessions } from '../../storage/scenario-marker.js';
 import type { OtlpExporterConfig } from './config.js';
 import { Pusher, type PushReport } from './pusher.js';
 import { rejectedCounter } from './rejected-metrics.js';
@@ -161,7 +162,14 @@ export class OtlpExporterComponent implements Component {
 
   /** A scenario build's sessions go once all of them is sent here (storage/scenario-removal.ts); a real session is never touched. */
   private removeSentScenarios(endpoint: string, ctx: PassContext): void {
-    const r = removeSentScenarioSessions({ root: this.s.storageRoot, state: new PushState(this.s.storageRoot), endpoint, nowMs: Date.now() });
+    // A session's metrics go to the receiver too; an exporter that does not send them cannot prove a session wholly sent.
+    const r = this.inMetrics
+      ? removeSentScenarioSessions({ root: this.s.storageRoot, state: new PushState(this.s.storageRoot), endpoint, nowMs: Date.now(), waitForMetrics: true })
+      : {
+          removed: [],
+          kept: [],
+          held: markedSessions(this.s.storageRoot).length ? `exporters/${this.s.id} does not send metrics, so no session can be wholly sent` : undefined,
+        };
     // Said once, not every pass: a kept line waits for a person.
     const kept = [...(r.held ? [`kept: every marked session: ${r.held}`] : []), ...r.kept.map((k) => `kept: ${k.session}: ${k.reason}`)];
     for (const line of kept) if (!this.keptSaid.has(line)) ctx.log.warn(line);
