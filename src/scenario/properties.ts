@@ -18,8 +18,10 @@ import { generate } from './generate.js';
 import { viewCoverage } from './view-coverage.js';
 import { repackKeepsStructure } from './repack-check.js';
 import { removedAfterSent } from './removal-check.js';
+import { hasChanges, withoutChanges } from './changes-check.js';
+import { ScenarioRoot } from './run.js';
 import type { Scenario } from './model.js';
-import type { Format, ScenarioRoot } from './run.js';
+import type { Format } from './run.js';
 
 export interface Violation {
   where: string;
@@ -39,6 +41,8 @@ export interface PropertyContext {
   /** The base time the scenario was built at. */
   at: number;
   reparse?: Reparse;
+  /** The scenario without its workspace changes; a seam so a test can make the two builds differ otherwise. */
+  withoutChanges?: (scn: Scenario) => Scenario;
 }
 
 type Evaluator = (ctx: PropertyContext, scratch: Scratch) => Violation[];
@@ -59,6 +63,13 @@ class Scratch {
     this.dirs.push(d);
     cpSync(join(dir, session), join(d, session), { recursive: true });
     rmSync(join(d, session, 'index'), { recursive: true, force: true });
+    return d;
+  }
+
+  /** An empty directory for a root of its own. */
+  empty(): string {
+    const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
+    this.dirs.push(d);
     return d;
   }
 
@@ -187,6 +198,18 @@ const everyLineARecord: Evaluator = (ctx) => {
   return out;
 };
 
+/** Builds the scenario with and without its changes on scratch roots; the folds must be the same. */
+const changesLeaveTheFold: Evaluator = (ctx, scratch) => {
+  if (!hasChanges(ctx.scn.steps)) return [];
+  const fold = (scn: Scenario) => {
+    const root = new ScenarioRoot(scratch.empty(), ctx.format, scn, ctx.at);
+    root.build();
+    root.parse();
+    return foldShape(root.dir, ctx.session);
+  };
+  return compareShapes('changes_leave_the_fold', fold(ctx.scn), fold((ctx.withoutChanges ?? withoutChanges)(ctx.scn)));
+};
+
 const BOTH: readonly Format[] = ['claude-code', 'sd'];
 const RUNTIME: readonly Format[] = ['claude-code'];
 
@@ -201,6 +224,7 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
   view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
   repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
+  changes_leave_the_fold: { formats: BOTH, evaluate: changesLeaveTheFold },
   // An sd build writes no source and no marker, so there is nothing of it a pipeline may remove.
   removed_after_sent: { formats: RUNTIME, evaluate: (ctx, scratch) => removedAfterSent(scratch.copyRoot(ctx.dir), ctx.session) },
 };
@@ -212,7 +236,6 @@ export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   discovery_ignores_noise: 'the build plants no noise beside a session',
   pruned_sources_gone: 'no pruning check',
   push_follows_the_wire: 'the push is checked by push.kinds only',
-  changes_leave_the_fold: 'workspace changes are not generated',
   provider_bodies_leave_the_fold: 'provider bodies are not generated',
   provider_bodies_rebuild: 'provider bodies are not generated',
 };

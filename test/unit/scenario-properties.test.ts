@@ -20,6 +20,7 @@ import {
   type PropertyContext,
 } from '../../src/scenario/properties.js';
 import { ScenarioRoot, type Format } from '../../src/scenario/run.js';
+import { withoutChanges } from '../../src/scenario/changes-check.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 import { listRounds } from '../../src/storage/chain.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
@@ -32,6 +33,16 @@ const SCENARIO = {
     { input: 'run the build' },
     { call: { text: 'Building.', tool: { id: 't1', name: 'Bash', input: { command: 'make' }, result: { text: 'built' } } } },
     { call: { agent: { name: 'helper', prompt: 'check it', steps: [{ call: { text: 'Checked.' } }], notify: true } } },
+    {
+      call: {
+        tool: {
+          name: 'Edit',
+          input: { file_path: '/Users/dev/scenario/VERSION' },
+          result: 'updated',
+          changes: [{ path: 'VERSION', before: '0.2.0\n', after: '0.3.0\n' }],
+        },
+      },
+    },
     { call: { text: 'Built and checked.' } },
   ],
 };
@@ -107,6 +118,13 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
   },
   every_line_a_record: (ctx) => {
     loseHelperTranscript(ctx);
+  },
+  // The build without changes differs in more than its changes (a step gone): the folds no longer agree.
+  changes_leave_the_fold: (ctx) => {
+    ctx.withoutChanges = (scn) => {
+      const stripped = withoutChanges(scn);
+      return { ...stripped, steps: stripped.steps.slice(0, -1) };
+    };
   },
   // A file the build wrote changed after it was marked: a pipeline must keep the session for a person.
   removed_after_sent: (ctx) => {
@@ -221,7 +239,8 @@ describe('scenario check judges what an expectation names', () => {
       tools: [{ name: 'Bash', description: 'Runs a command.' }],
       steps: [
         { input: 'go' },
-        { call: { tool: { id: 'e1', name: 'Edit', input: {}, result: { text: 'ok' }, changes: [{ path: 'a.txt' }] } } },
+        // A Bash call's change only the plugin sees; an Edit's the runtime records (and is generated).
+        { call: { tool: { id: 'e1', name: 'Bash', input: {}, result: { text: 'ok' }, changes: [{ path: 'a.txt' }] } } },
         { call: { agent: { name: 'helper', prompt: 'p', system_prompt: 'You help.', steps: [{ call: { text: 'ok' } }] } } },
       ],
     };
