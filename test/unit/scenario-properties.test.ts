@@ -126,6 +126,20 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
       return { ...stripped, steps: stripped.steps.slice(0, -1) };
     };
   },
+  // The session's own transcript grew since the last pass: a pass among the noise has something to land.
+  discovery_ignores_noise: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    appendFileSync(join(ctx.dir, '_source', 'projects', main), JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-2', sessionId: ctx.session }) + '\n');
+  },
+  // The same growth shows once the pruned files are put back: the pass after the restore lands it.
+  pruned_sources_gone: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    appendFileSync(join(ctx.dir, '_source', 'projects', main), JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-3', sessionId: ctx.session }) + '\n');
+  },
   // A file the build wrote changed after it was marked: a pipeline must keep the session for a person.
   removed_after_sent: (ctx) => {
     const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
