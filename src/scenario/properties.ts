@@ -20,6 +20,7 @@ import { repackKeepsStructure } from './repack-check.js';
 import { removedAfterSent } from './removal-check.js';
 import { hasChanges, withoutChanges } from './changes-check.js';
 import { discoveryIgnoresNoise, prunedSourcesGone } from './source-checks.js';
+import { partsKeepSourceBytes } from './source-bytes-check.js';
 import { ScenarioRoot } from './run.js';
 import type { Scenario } from './model.js';
 import type { Format } from './run.js';
@@ -226,6 +227,7 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
   repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
   changes_leave_the_fold: { formats: BOTH, evaluate: changesLeaveTheFold },
+  parts_keep_source_bytes: { formats: RUNTIME, evaluate: (ctx) => partsKeepSourceBytes(ctx.dir, ctx.session, join(ctx.dir, '_source', 'projects')) },
   discovery_ignores_noise: { formats: RUNTIME, evaluate: (ctx, scratch) => discoveryIgnoresNoise(scratch.copyRoot(ctx.dir), ctx.session) },
   pruned_sources_gone: { formats: RUNTIME, evaluate: (ctx, scratch) => prunedSourcesGone(scratch.copyRoot(ctx.dir), ctx.session) },
   // An sd build writes no source and no marker, so there is nothing of it a pipeline may remove.
@@ -235,7 +237,6 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
 export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   bundle: 'no bundle command',
-  parts_keep_source_bytes: 'landed parts are not compared with source bytes',
   push_follows_the_wire: 'the push is checked by push.kinds only',
   provider_bodies_leave_the_fold: 'provider bodies are not generated',
   provider_bodies_rebuild: 'provider bodies are not generated',

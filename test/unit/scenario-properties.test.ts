@@ -140,6 +140,14 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
       .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
     appendFileSync(join(ctx.dir, '_source', 'projects', main), JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-3', sessionId: ctx.session }) + '\n');
   },
+  // A source byte changed in place after it landed: the landed record's digest no longer names it.
+  parts_keep_source_bytes: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    const path = join(ctx.dir, '_source', 'projects', main);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('run the build', 'run the bui1d'));
+  },
   // A file the build wrote changed after it was marked: a pipeline must keep the session for a person.
   removed_after_sent: (ctx) => {
     const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
