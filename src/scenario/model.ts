@@ -118,9 +118,9 @@ function result(v: unknown, path: string): ResultSpec {
 }
 
 const NOT_GENERATED: Record<'provider_bodies' | 'system_prompt' | 'tools' | 'execution', string> = {
-  provider_bodies: 'provider bodies are not generated',
-  system_prompt: 'a system prompt is written only into provider bodies, which are not generated',
-  tools: 'tools are written only into provider bodies, which are not generated',
+  provider_bodies: "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch",
+  system_prompt: 'a system prompt is written only into provider bodies, which are not generated on this branch (issue 15)',
+  tools: 'tools are written only into provider bodies, which are not generated on this branch (issue 15)',
   execution:
     "an execution block is the aszcol plugin's record of an MCP call (server, source, outcome, duration); the plugin's lane that lands it is issue 16's and not on this branch",
 };

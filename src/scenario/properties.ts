@@ -21,6 +21,7 @@ import { removedAfterSent } from './removal-check.js';
 import { hasChanges, withoutChanges } from './changes-check.js';
 import { discoveryIgnoresNoise, prunedSourcesGone } from './source-checks.js';
 import { partsKeepSourceBytes } from './source-bytes-check.js';
+import { checkPushKinds } from './push-check.js';
 import { ScenarioRoot } from './run.js';
 import type { Scenario } from './model.js';
 import type { Format } from './run.js';
@@ -228,6 +229,11 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
   changes_leave_the_fold: { formats: BOTH, evaluate: changesLeaveTheFold },
   parts_keep_source_bytes: { formats: RUNTIME, evaluate: (ctx) => partsKeepSourceBytes(ctx.dir, ctx.session, join(ctx.dir, '_source', 'projects')) },
+  // Pushed over gRPC and HTTP to a receiver of the check's own: every request as the contract says, and a second pass sends nothing.
+  push_follows_the_wire: {
+    formats: BOTH,
+    evaluate: (ctx) => checkPushKinds(ctx.dir, []).map((f) => ({ where: `push_follows_the_wire: ${f.where}`, expected: f.expected, got: f.got })),
+  },
   discovery_ignores_noise: { formats: RUNTIME, evaluate: (ctx, scratch) => discoveryIgnoresNoise(scratch.copyRoot(ctx.dir), ctx.session) },
   pruned_sources_gone: { formats: RUNTIME, evaluate: (ctx, scratch) => prunedSourcesGone(scratch.copyRoot(ctx.dir), ctx.session) },
   // An sd build writes no source and no marker, so there is nothing of it a pipeline may remove.
@@ -236,10 +242,11 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
 
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
 export const NOT_EVALUATED: Readonly<Record<string, string>> = {
-  bundle: 'no bundle command',
-  push_follows_the_wire: 'the push is checked by push.kinds only',
-  provider_bodies_leave_the_fold: 'provider bodies are not generated',
-  provider_bodies_rebuild: 'provider bodies are not generated',
+  bundle: 'aszcol has no bundle command: nothing here packs a session into one file or unpacks one, so there is nothing to hold the bundle to',
+  provider_bodies_leave_the_fold:
+    "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch, so there is no body to leave out",
+  provider_bodies_rebuild:
+    "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch, so there is no body to rebuild",
 };
 
 /** Judged once over the two formats' roots, in the `all` result. */

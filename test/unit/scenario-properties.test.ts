@@ -148,6 +148,12 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     const path = join(ctx.dir, '_source', 'projects', main);
     writeFileSync(path, readFileSync(path, 'utf8').replace('run the build', 'run the bui1d'));
   },
+  // A landed file whose closing line no longer counts its records: the push cannot send it as the contract says.
+  push_follows_the_wire: (ctx) => {
+    const f = listLanded(ctx.dir, ctx.session)[0]!;
+    writable(f.path);
+    appendFileSync(f.path, JSON.stringify({ ord: 99, off: 0, sha: '000000000000', bytes: 1, parts: [] }) + '\n');
+  },
   // A file the build wrote changed after it was marked: a pipeline must keep the session for a person.
   removed_after_sent: (ctx) => {
     const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
