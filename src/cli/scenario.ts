@@ -32,7 +32,10 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
     .option('--pick <mode>', 'cycle or random through several scenarios', 'cycle')
     .option('--seed <n>', 'seeds --pick random', '0')
     .option('--through <checkpoint>', 'only the steps up to this checkpoint')
-    .option('--remove <policy>', 'claude-code only: when a pipeline removes a session once all of it is sent, immediately (default) or a duration such as 24h or 7d')
+    .option(
+      '--remove <policy>',
+      'claude-code only: when a pipeline removes a session once all of it is sent, immediately (default) or a duration such as 24h or 7d',
+    )
     .action(async (files: string[], o) => {
       const fmt = formatsOf(o.format);
       if (!fmt || fmt.length !== 1) {
@@ -43,7 +46,8 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
       let remove: RemovalPolicy | undefined;
       try {
         remove = o.remove === undefined ? undefined : parseRemovalPolicy(String(o.remove), parseDuration);
-        if (remove !== undefined && fmt[0] !== 'claude-code') throw new Error('--remove is for --format claude-code only: an sd build writes no source files to remove');
+        if (remove !== undefined && fmt[0] !== 'claude-code')
+          throw new Error('--remove is for --format claude-code only: an sd build writes no source files to remove');
       } catch (err) {
         io.err(`aszcol scenario build: ${(err as Error).message}`);
         setCode(EXIT.config);

@@ -50,7 +50,8 @@ export interface BuiltSession {
 
 export async function buildScenarios(files: string[], o: BuildOptions, onSession: (s: BuiltSession) => void, stop: () => boolean = () => false): Promise<void> {
   // An sd build writes no source, so nothing of it can be marked for removal.
-  if (o.remove !== undefined && o.format !== 'claude-code') throw new Error('--remove is for --format claude-code only: an sd build writes no source files to remove');
+  if (o.remove !== undefined && o.format !== 'claude-code')
+    throw new Error('--remove is for --format claude-code only: an sd build writes no source files to remove');
   const scenarios: Scenario[] = files.map(loadScenario);
   const random = rng(o.seed ?? 0);
   const pick = (k: number) => (o.pick === 'random' ? scenarios[Math.floor(random() * scenarios.length)]! : scenarios[k % scenarios.length]!);

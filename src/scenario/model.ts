@@ -79,7 +79,19 @@ export interface Scenario {
 }
 
 const STEP_KINDS = ['input', 'queued', 'inject', 'call', 'result', 'error', 'reset', 'replay', 'system'] as const;
-const TOP_KEYS = new Set(['session', 'project', 'title', 'entrypoint', 'interval', 'steps', 'provider_bodies', 'system_prompt', 'tools', 'langchain', 'langsmith']);
+const TOP_KEYS = new Set([
+  'session',
+  'project',
+  'title',
+  'entrypoint',
+  'interval',
+  'steps',
+  'provider_bodies',
+  'system_prompt',
+  'tools',
+  'langchain',
+  'langsmith',
+]);
 
 function obj(v: unknown, path: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ScenarioError(`must be a mapping`, path);

@@ -52,7 +52,13 @@ export class ScenarioRoot {
     writeSources(this.sourceRoot, generated.files);
     // After every other file of the session: a marker names what a pipeline may remove once it is sent.
     if (this.format === 'claude-code')
-      writeMarker(this.dir, generated.session, this.opts.remove ?? 'immediately', generated.end, [...generated.files.keys()].map((rel) => `projects/${rel}`));
+      writeMarker(
+        this.dir,
+        generated.session,
+        this.opts.remove ?? 'immediately',
+        generated.end,
+        [...generated.files.keys()].map((rel) => `projects/${rel}`),
+      );
     // An sd build lands its Session Data itself; a claude-code build leaves that to the collector.
     const collect = opts.collect ?? true;
     return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined };

@@ -63,14 +63,20 @@ function quietPass(name: string, step: string, root: string, session: string, be
   for (const c of r.newConflicts) out.push({ where, expected: 'no new conflict', got: `${c.source}: ${c.reason}` });
   const now = digests(root, session);
   for (const [rel, d] of before.digests) if (now.get(rel) !== d) out.push({ where: `${where}: ${rel}`, expected: d, got: now.get(rel) ?? '(gone)' });
-  if (parseSession({ root, session, maxRoundBytes: 2 ** 40 }).status === 'written') out.push({ where, expected: 'a parse writes no round', got: 'a round was written' });
+  if (parseSession({ root, session, maxRoundBytes: 2 ** 40 }).status === 'written')
+    out.push({ where, expected: 'a parse writes no round', got: 'a round was written' });
   const problems = problemCount(root);
   if (problems !== before.problems) out.push({ where: `${where}: verify`, expected: before.problems, got: problems });
   return out;
 }
 
 /** Cursor states after a step against what they must say: `gone` sources say `source_gone`, the rest what they said. */
-function compareCursors(where: string, was: Map<string, { source: string; state: string }>, now: Map<string, { source: string; state: string }>, gone: Set<string>) {
+function compareCursors(
+  where: string,
+  was: Map<string, { source: string; state: string }>,
+  now: Map<string, { source: string; state: string }>,
+  gone: Set<string>,
+) {
   const out: Violation[] = [];
   for (const k of new Set([...was.keys(), ...now.keys()])) {
     const w = was.get(k),

@@ -7,7 +7,14 @@ import { parseScenario, ScenarioError } from '../../src/scenario/model.js';
 const AT = Date.parse('2026-06-01T09:00:00Z');
 const lines = (scn: unknown) => {
   const g = generate(parseScenario(scn, 'format'), { at: AT });
-  return [...g.files.entries()].filter(([p]) => p.endsWith(`${g.session}.jsonl`)).flatMap(([, c]) => c.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>));
+  return [...g.files.entries()]
+    .filter(([p]) => p.endsWith(`${g.session}.jsonl`))
+    .flatMap(([, c]) =>
+      c
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, any>),
+    );
 };
 
 describe('the scenario format, key by key, as Claude Code would write it', () => {
@@ -82,7 +89,12 @@ describe('the scenario format, key by key, as Claude Code would write it', () =>
       },
       'reported',
     );
-    expect(scn.ignored.map((i) => i.path)).toEqual(['reported.langchain', 'reported.langsmith', 'reported.steps[1].call.tool.execution', 'reported.steps[1].call.tool.changes']);
+    expect(scn.ignored.map((i) => i.path)).toEqual([
+      'reported.langchain',
+      'reported.langsmith',
+      'reported.steps[1].call.tool.execution',
+      'reported.steps[1].call.tool.changes',
+    ]);
     expect(scn.ignored[0]!.reason).toMatch(/^runtime not supported/);
     expect(scn.ignored[1]!.reason).toMatch(/^runtime not supported/);
     expect(scn.ignored[3]!.reason).toContain('Bash');

@@ -131,14 +131,20 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
       .map(String)
       .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
-    appendFileSync(join(ctx.dir, '_source', 'projects', main), JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-2', sessionId: ctx.session }) + '\n');
+    appendFileSync(
+      join(ctx.dir, '_source', 'projects', main),
+      JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-2', sessionId: ctx.session }) + '\n',
+    );
   },
   // The same growth shows once the pruned files are put back: the pass after the restore lands it.
   pruned_sources_gone: (ctx) => {
     const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
       .map(String)
       .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
-    appendFileSync(join(ctx.dir, '_source', 'projects', main), JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-3', sessionId: ctx.session }) + '\n');
+    appendFileSync(
+      join(ctx.dir, '_source', 'projects', main),
+      JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-3', sessionId: ctx.session }) + '\n',
+    );
   },
   // A source byte changed in place after it landed: the landed record's digest no longer names it.
   parts_keep_source_bytes: (ctx) => {
