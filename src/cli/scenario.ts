@@ -6,6 +6,7 @@ import { formatFailures, ScenarioChecker, type CheckResult } from '../scenario/c
 import { listScenarioFiles } from '../scenario/files.js';
 import type { Format } from '../scenario/run.js';
 import { parseDuration } from '../util/units.js';
+import { parseRemovalPolicy, type RemovalPolicy } from '../storage/scenario-marker.js';
 import { EXIT, type Io } from './context.js';
 
 /** A scenario whose checks all passed but some keys could not be checked in this build. */
@@ -31,10 +32,24 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
     .option('--pick <mode>', 'cycle or random through several scenarios', 'cycle')
     .option('--seed <n>', 'seeds --pick random', '0')
     .option('--through <checkpoint>', 'only the steps up to this checkpoint')
+    .option(
+      '--remove <policy>',
+      'claude-code only: when a pipeline removes a session once all of it is sent, immediately (default) or a duration such as 24h or 7d',
+    )
     .action(async (files: string[], o) => {
       const fmt = formatsOf(o.format);
       if (!fmt || fmt.length !== 1) {
         io.err('aszcol scenario build: --format is claude-code or sd');
+        setCode(EXIT.config);
+        return;
+      }
+      let remove: RemovalPolicy | undefined;
+      try {
+        remove = o.remove === undefined ? undefined : parseRemovalPolicy(String(o.remove), parseDuration);
+        if (remove !== undefined && fmt[0] !== 'claude-code')
+          throw new Error('--remove is for --format claude-code only: an sd build writes no source files to remove');
+      } catch (err) {
+        io.err(`aszcol scenario build: ${(err as Error).message}`);
         setCode(EXIT.config);
         return;
       }
@@ -58,6 +73,7 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
             pick: o.pick === 'random' ? 'random' : 'cycle',
             seed: Number(o.seed),
             through: o.through,
+            remove,
           },
           (s) => {
             io.out(`built ${s.session} from ${s.scenario}: ${s.bytes} bytes${s.records ? `, ${s.records} records landed` : ''}`);

@@ -3,6 +3,7 @@ import { loadScenario } from './files.js';
 import { ScenarioRoot, type Format } from './run.js';
 import { generate, sessionIdFor } from './generate.js';
 import type { Scenario } from './model.js';
+import type { RemovalPolicy } from '../storage/scenario-marker.js';
 
 export interface BuildOptions {
   format: Format;
@@ -15,6 +16,8 @@ export interface BuildOptions {
   pick?: 'cycle' | 'random';
   seed?: number;
   through?: string;
+  /** When a pipeline may remove each session once it is sent (`claude-code` only). */
+  remove?: RemovalPolicy;
 }
 
 /** The id of the k-th repeated session: the scenario's own, counted up in its last group. */
@@ -46,6 +49,9 @@ export interface BuiltSession {
 }
 
 export async function buildScenarios(files: string[], o: BuildOptions, onSession: (s: BuiltSession) => void, stop: () => boolean = () => false): Promise<void> {
+  // An sd build writes no source, so nothing of it can be marked for removal.
+  if (o.remove !== undefined && o.format !== 'claude-code')
+    throw new Error('--remove is for --format claude-code only: an sd build writes no source files to remove');
   const scenarios: Scenario[] = files.map(loadScenario);
   const random = rng(o.seed ?? 0);
   const pick = (k: number) => (o.pick === 'random' ? scenarios[Math.floor(random() * scenarios.length)]! : scenarios[k % scenarios.length]!);
@@ -63,7 +69,7 @@ export async function buildScenarios(files: string[], o: BuildOptions, onSession
       at = now - (probe.end - probe.start);
       session = feedSession(now, k);
     }
-    const root = new ScenarioRoot(o.out, o.format, scn, at, { scale: o.scale, interval: o.interval, session });
+    const root = new ScenarioRoot(o.out, o.format, scn, at, { scale: o.scale, interval: o.interval, session, remove: o.remove });
     const built = root.build(o.through, { collect: false });
     let bytes = 0;
     for (const c of built.generated.files.values()) bytes += Buffer.byteLength(c);

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CallSpec, ChildSpec, Scenario, Step, Usage } from './model.js';
+import { EDITING_TOOLS, editOutcome } from './edit-outcome.js';
 
 export interface GenerateOptions {
   /** Base time in ms since the epoch. */
@@ -72,7 +73,7 @@ class Stream {
     if (opts.chain !== false) {
       full.timestamp = new Date(time).toISOString();
       full.userType = 'external';
-      full.entrypoint = 'cli';
+      full.entrypoint = this.g.scn.entrypoint ?? 'cli';
       full.cwd = this.g.cwd;
       full.sessionId = this.g.session;
       full.version = VERSION;
@@ -108,6 +109,8 @@ class Gen {
   checkpoints: string[] = [];
   cwd: string;
   done = false;
+  /** The session runs headless: its entrypoint is one of the SDK's (`sdk-cli`, `sdk-ts`, `sdk-py`). */
+  readonly sdk: boolean;
 
   constructor(
     readonly scn: Scenario,
@@ -118,6 +121,7 @@ class Gen {
     this.clock = o.at;
     this.main = new Stream(this);
     this.cwd = '/' + project.replace(/^-/, '').split('-').join('/');
+    this.sdk = (scn.entrypoint ?? 'cli').startsWith('sdk');
   }
 
   d(ms: number | undefined): number {
@@ -144,9 +148,9 @@ class Gen {
       const lost = step.lost === true;
       if ('input' in step) {
         cycle = `${n}-cycle`;
-        s.write({ promptId: cycle, type: 'user', message: { role: 'user', content: step.input }, uuid: `${n}-input`, origin: { kind: 'human' } }, this.clock, {
-          lost,
-        });
+        // A headless run (`claude -p`, an Agent SDK application) writes promptSource "sdk" on its prompts, and no origin.
+        const source = this.sdk ? { promptSource: 'sdk' } : { origin: { kind: 'human' } };
+        s.write({ promptId: cycle, type: 'user', message: { role: 'user', content: step.input }, uuid: `${n}-input`, ...source }, this.clock, { lost });
       } else if ('queued' in step) {
         const human = step.queued.mode === 'prompt';
         s.write(
@@ -300,7 +304,9 @@ class Gen {
       if (i > 0) this.clock += 100 * (this.o.scale ?? 1);
       this.fragment(s, msgId, b.uuid, b.block, i === blocks.length - 1, c.usage, lost);
     });
-    if (c.tool?.result) this.result(s, toolId!, c.tool.result, n, cycle, undefined, lost || c.tool.result.lost === true);
+    // An editing tool's result carries the patch the runtime computed.
+    const edit = c.tool?.changes && EDITING_TOOLS.has(c.tool.name) ? editOutcome(c.tool.name, c.tool.changes[0]!, this.cwd) : undefined;
+    if (c.tool?.result) this.result(s, toolId!, c.tool.result, n, cycle, edit, lost || c.tool.result.lost === true);
     if (c.agent) {
       const id = agentIdFor(this.session, c.agent.name);
       this.agents.set(c.agent.name, id);
@@ -351,6 +357,8 @@ class Gen {
             message: { role: 'user', content: text },
             uuid: `${n}-notification`,
             origin: { kind: 'task-notification', producer: 'session-task' },
+            // The notification keeps its origin under the SDK too: it reports the agent, and is not a question.
+            ...(this.sdk ? { promptSource: 'sdk' } : {}),
           },
           this.clock,
         );

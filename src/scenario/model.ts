@@ -4,6 +4,7 @@
  */
 import { AszError } from '../util/errors.js';
 import { parseDuration } from '../util/units.js';
+import { EDITING_TOOLS, type ScenarioChange } from './edit-outcome.js';
 
 export class ScenarioError extends AszError {}
 
@@ -25,7 +26,9 @@ export interface ToolSpec {
   name: string;
   input?: unknown;
   result?: ResultSpec;
-  changes?: unknown[];
+  changes?: ScenarioChange[];
+  /** What the aszcol plugin's hook saw of an MCP call; kept for the report, not generated yet. */
+  execution?: Record<string, unknown>;
 }
 export interface ChildSpec {
   name: string;
@@ -69,12 +72,26 @@ export interface Scenario {
   session?: string;
   project?: string;
   title?: string;
+  /** What started the runtime, as it writes on every record: `cli` (the default), `sdk-cli`, `sdk-ts`, … */
+  entrypoint?: string;
   interval: number;
   steps: Step[];
 }
 
 const STEP_KINDS = ['input', 'queued', 'inject', 'call', 'result', 'error', 'reset', 'replay', 'system'] as const;
-const TOP_KEYS = new Set(['session', 'project', 'title', 'interval', 'steps', 'provider_bodies', 'system_prompt', 'tools']);
+const TOP_KEYS = new Set([
+  'session',
+  'project',
+  'title',
+  'entrypoint',
+  'interval',
+  'steps',
+  'provider_bodies',
+  'system_prompt',
+  'tools',
+  'langchain',
+  'langsmith',
+]);
 
 function obj(v: unknown, path: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ScenarioError(`must be a mapping`, path);
@@ -112,16 +129,31 @@ function result(v: unknown, path: string): ResultSpec {
   };
 }
 
-const NOT_GENERATED = {
-  provider_bodies: 'provider bodies are not generated',
-  system_prompt: 'a system prompt is written only into provider bodies, which are not generated',
-  tools: 'tools are written only into provider bodies, which are not generated',
-  changes: 'workspace changes are not generated',
-} as const;
+const NOT_GENERATED: Record<'provider_bodies' | 'system_prompt' | 'tools' | 'execution', string> = {
+  provider_bodies: "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch",
+  system_prompt: 'a system prompt is written only into provider bodies, which are not generated on this branch (issue 15)',
+  tools: 'tools are written only into provider bodies, which are not generated on this branch (issue 15)',
+  execution:
+    "an execution block is the aszcol plugin's record of an MCP call (server, source, outcome, duration); the plugin's lane that lands it is issue 16's and not on this branch",
+};
+
+/** Keys of runtimes aszcol does not collect: reported, never generated, never failed for that alone. */
+const OTHER_RUNTIME_KEYS = ['langchain', 'langsmith'] as const;
+const RUNTIME_NOT_SUPPORTED = 'runtime not supported: aszcol collects Claude Code only';
 
 /** Notes each key the generator does not act on, with why; `provider_bodies: false` asks for nothing. */
 function noteIgnored(o: Record<string, unknown>, keys: (keyof typeof NOT_GENERATED)[], path: string, ignored: IgnoredKey[]): void {
   for (const k of keys) if (o[k] !== undefined && o[k] !== false) ignored.push({ path: `${path}.${k}`, reason: NOT_GENERATED[k] });
+}
+
+function changesOf(v: unknown, tool: string, path: string): ScenarioChange[] {
+  if (!Array.isArray(v) || v.length === 0) throw new ScenarioError('must be a non-empty list of {path, before, after}', path);
+  if (EDITING_TOOLS.has(tool) && v.length !== 1) throw new ScenarioError(`an ${tool} call changes one file, got ${v.length}`, path);
+  return v.map((c, i) => {
+    const o = obj(c, `${path}[${i}]`);
+    allow(o, ['path', 'before', 'after'], `${path}[${i}]`);
+    return { path: str(o.path, `${path}[${i}].path`), before: str(o.before ?? '', `${path}[${i}].before`), after: str(o.after ?? '', `${path}[${i}].after`) };
+  });
 }
 
 function child(v: unknown, path: string, ignored: IgnoredKey[]): ChildSpec {
@@ -146,14 +178,22 @@ function call(v: unknown, path: string, ignored: IgnoredKey[]): CallSpec {
   if (o.text !== undefined) c.text = str(o.text, `${path}.text`);
   if (o.tool !== undefined) {
     const t = obj(o.tool, `${path}.tool`);
-    allow(t, ['id', 'name', 'input', 'result', 'changes'], `${path}.tool`);
-    noteIgnored(t, ['changes'], `${path}.tool`, ignored);
+    allow(t, ['id', 'name', 'input', 'result', 'changes', 'execution'], `${path}.tool`);
+    noteIgnored(t, ['execution'], `${path}.tool`, ignored);
+    const name = str(t.name, `${path}.tool.name`);
+    if (t.changes !== undefined && !EDITING_TOOLS.has(name))
+      // Claude Code records the patch only for its own editing tools; what a Bash call changed only a plugin sees.
+      ignored.push({
+        path: `${path}.tool.changes`,
+        reason: `Claude Code records no patch for a ${name} call; only the aszcol plugin sees that change, and its lane is issue 16's, not on this branch`,
+      });
     c.tool = {
       id: t.id as string | undefined,
       name: str(t.name, `${path}.tool.name`),
       input: t.input,
       result: t.result === undefined ? undefined : result(t.result, `${path}.tool.result`),
-      changes: t.changes as unknown[] | undefined,
+      changes: t.changes === undefined ? undefined : changesOf(t.changes, name, `${path}.tool.changes`),
+      execution: t.execution as Record<string, unknown> | undefined,
     };
   }
   if (o.agent !== undefined) c.agent = child(o.agent, `${path}.agent`, ignored);
@@ -256,12 +296,14 @@ export function parseScenario(doc: unknown, name: string): Scenario {
   for (const k of Object.keys(o)) if (!TOP_KEYS.has(k)) throw new ScenarioError(`unknown key "${k}"`, name);
   const ignored: IgnoredKey[] = [];
   noteIgnored(o, ['provider_bodies', 'system_prompt', 'tools'], name, ignored);
+  for (const k of OTHER_RUNTIME_KEYS) if (o[k] !== undefined) ignored.push({ path: `${name}.${k}`, reason: RUNTIME_NOT_SUPPORTED });
   return {
     name,
     ignored,
     session: o.session as string | undefined,
     project: o.project as string | undefined,
     title: o.title as string | undefined,
+    entrypoint: o.entrypoint === undefined ? undefined : str(o.entrypoint, `${name}.entrypoint`),
     interval: dur(o.interval, `${name}.interval`) ?? 1000,
     steps: steps(o.steps, `${name}.steps`, ignored),
   };

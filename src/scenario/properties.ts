@@ -17,8 +17,14 @@ import { parseSession } from '../processors/assembler/parse.js';
 import { generate } from './generate.js';
 import { viewCoverage } from './view-coverage.js';
 import { repackKeepsStructure } from './repack-check.js';
+import { removedAfterSent } from './removal-check.js';
+import { hasChanges, withoutChanges } from './changes-check.js';
+import { discoveryIgnoresNoise, prunedSourcesGone } from './source-checks.js';
+import { partsKeepSourceBytes } from './source-bytes-check.js';
+import { checkPushKinds } from './push-check.js';
+import { ScenarioRoot } from './run.js';
 import type { Scenario } from './model.js';
-import type { Format, ScenarioRoot } from './run.js';
+import type { Format } from './run.js';
 
 export interface Violation {
   where: string;
@@ -38,6 +44,8 @@ export interface PropertyContext {
   /** The base time the scenario was built at. */
   at: number;
   reparse?: Reparse;
+  /** The scenario without its workspace changes; a seam so a test can make the two builds differ otherwise. */
+  withoutChanges?: (scn: Scenario) => Scenario;
 }
 
 type Evaluator = (ctx: PropertyContext, scratch: Scratch) => Violation[];
@@ -58,6 +66,21 @@ class Scratch {
     this.dirs.push(d);
     cpSync(join(dir, session), join(d, session), { recursive: true });
     rmSync(join(d, session, 'index'), { recursive: true, force: true });
+    return d;
+  }
+
+  /** An empty directory for a root of its own. */
+  empty(): string {
+    const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
+    this.dirs.push(d);
+    return d;
+  }
+
+  /** A copy of the whole root: sources, markers, landed files, chains and state. */
+  copyRoot(dir: string): string {
+    const d = join(mkdtempSync(join(tmpdir(), 'aszcol-prop-')), 'data');
+    this.dirs.push(d);
+    cpSync(dir, d, { recursive: true });
     return d;
   }
 
@@ -178,6 +201,18 @@ const everyLineARecord: Evaluator = (ctx) => {
   return out;
 };
 
+/** Builds the scenario with and without its changes on scratch roots; the folds must be the same. */
+const changesLeaveTheFold: Evaluator = (ctx, scratch) => {
+  if (!hasChanges(ctx.scn.steps)) return [];
+  const fold = (scn: Scenario) => {
+    const root = new ScenarioRoot(scratch.empty(), ctx.format, scn, ctx.at);
+    root.build();
+    root.parse();
+    return foldShape(root.dir, ctx.session);
+  };
+  return compareShapes('changes_leave_the_fold', fold(ctx.scn), fold((ctx.withoutChanges ?? withoutChanges)(ctx.scn)));
+};
+
 const BOTH: readonly Format[] = ['claude-code', 'sd'];
 const RUNTIME: readonly Format[] = ['claude-code'];
 
@@ -192,19 +227,26 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
   view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
   repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
+  changes_leave_the_fold: { formats: BOTH, evaluate: changesLeaveTheFold },
+  parts_keep_source_bytes: { formats: RUNTIME, evaluate: (ctx) => partsKeepSourceBytes(ctx.dir, ctx.session, join(ctx.dir, '_source', 'projects')) },
+  // Pushed over gRPC and HTTP to a receiver of the check's own: every request as the contract says, and a second pass sends nothing.
+  push_follows_the_wire: {
+    formats: BOTH,
+    evaluate: (ctx) => checkPushKinds(ctx.dir, []).map((f) => ({ where: `push_follows_the_wire: ${f.where}`, expected: f.expected, got: f.got })),
+  },
+  discovery_ignores_noise: { formats: RUNTIME, evaluate: (ctx, scratch) => discoveryIgnoresNoise(scratch.copyRoot(ctx.dir), ctx.session) },
+  pruned_sources_gone: { formats: RUNTIME, evaluate: (ctx, scratch) => prunedSourcesGone(scratch.copyRoot(ctx.dir), ctx.session) },
+  // An sd build writes no source and no marker, so there is nothing of it a pipeline may remove.
+  removed_after_sent: { formats: RUNTIME, evaluate: (ctx, scratch) => removedAfterSent(scratch.copyRoot(ctx.dir), ctx.session) },
 };
 
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
 export const NOT_EVALUATED: Readonly<Record<string, string>> = {
-  bundle: 'no bundle command',
-  parts_keep_source_bytes: 'landed parts are not compared with source bytes',
-  discovery_ignores_noise: 'the build plants no noise beside a session',
-  pruned_sources_gone: 'no pruning check',
-  push_follows_the_wire: 'the push is checked by push.kinds only',
-  removed_after_sent: 'no removal of _scenario sessions',
-  changes_leave_the_fold: 'workspace changes are not generated',
-  provider_bodies_leave_the_fold: 'provider bodies are not generated',
-  provider_bodies_rebuild: 'provider bodies are not generated',
+  bundle: 'aszcol has no bundle command: nothing here packs a session into one file or unpacks one, so there is nothing to hold the bundle to',
+  provider_bodies_leave_the_fold:
+    "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch, so there is no body to leave out",
+  provider_bodies_rebuild:
+    "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch, so there is no body to rebuild",
 };
 
 /** Judged once over the two formats' roots, in the `all` result. */

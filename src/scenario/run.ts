@@ -10,6 +10,7 @@ import { parseSession, type ParseResult } from '../processors/assembler/parse.js
 import { generate, type Generated } from './generate.js';
 import type { Scenario } from './model.js';
 import { writeRootConfig, writeSources } from './files.js';
+import { writeMarker, type RemovalPolicy } from '../storage/scenario-marker.js';
 
 export type Format = 'claude-code' | 'sd';
 
@@ -28,7 +29,7 @@ export class ScenarioRoot {
     readonly format: Format,
     readonly scn: Scenario,
     readonly at: number,
-    readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; session?: string } = {},
+    readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; session?: string; remove?: RemovalPolicy } = {},
   ) {
     mkdirSync(dir, { recursive: true });
     this.sourceRoot = format === 'claude-code' ? join(dir, '_source', 'projects') : join(dir, '_scenario', 'sd-source');
@@ -49,6 +50,15 @@ export class ScenarioRoot {
   build(through?: string, opts: { collect?: boolean } = {}): { generated: Generated; collect?: PassReport } {
     const generated = generate(this.scn, { at: this.at, scale: this.opts.scale, interval: this.opts.interval, through, session: this.opts.session });
     writeSources(this.sourceRoot, generated.files);
+    // After every other file of the session: a marker names what a pipeline may remove once it is sent.
+    if (this.format === 'claude-code')
+      writeMarker(
+        this.dir,
+        generated.session,
+        this.opts.remove ?? 'immediately',
+        generated.end,
+        [...generated.files.keys()].map((rel) => `projects/${rel}`),
+      );
     // An sd build lands its Session Data itself; a claude-code build leaves that to the collector.
     const collect = opts.collect ?? true;
     return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined };

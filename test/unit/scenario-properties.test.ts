@@ -20,6 +20,7 @@ import {
   type PropertyContext,
 } from '../../src/scenario/properties.js';
 import { ScenarioRoot, type Format } from '../../src/scenario/run.js';
+import { withoutChanges } from '../../src/scenario/changes-check.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 import { listRounds } from '../../src/storage/chain.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
@@ -32,6 +33,16 @@ const SCENARIO = {
     { input: 'run the build' },
     { call: { text: 'Building.', tool: { id: 't1', name: 'Bash', input: { command: 'make' }, result: { text: 'built' } } } },
     { call: { agent: { name: 'helper', prompt: 'check it', steps: [{ call: { text: 'Checked.' } }], notify: true } } },
+    {
+      call: {
+        tool: {
+          name: 'Edit',
+          input: { file_path: '/Users/dev/scenario/VERSION' },
+          result: 'updated',
+          changes: [{ path: 'VERSION', before: '0.2.0\n', after: '0.3.0\n' }],
+        },
+      },
+    },
     { call: { text: 'Built and checked.' } },
   ],
 };
@@ -107,6 +118,54 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
   },
   every_line_a_record: (ctx) => {
     loseHelperTranscript(ctx);
+  },
+  // The build without changes differs in more than its changes (a step gone): the folds no longer agree.
+  changes_leave_the_fold: (ctx) => {
+    ctx.withoutChanges = (scn) => {
+      const stripped = withoutChanges(scn);
+      return { ...stripped, steps: stripped.steps.slice(0, -1) };
+    };
+  },
+  // The session's own transcript grew since the last pass: a pass among the noise has something to land.
+  discovery_ignores_noise: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    appendFileSync(
+      join(ctx.dir, '_source', 'projects', main),
+      JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-2', sessionId: ctx.session }) + '\n',
+    );
+  },
+  // The same growth shows once the pruned files are put back: the pass after the restore lands it.
+  pruned_sources_gone: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    appendFileSync(
+      join(ctx.dir, '_source', 'projects', main),
+      JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-3', sessionId: ctx.session }) + '\n',
+    );
+  },
+  // A source byte changed in place after it landed: the landed record's digest no longer names it.
+  parts_keep_source_bytes: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    const path = join(ctx.dir, '_source', 'projects', main);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('run the build', 'run the bui1d'));
+  },
+  // A landed file whose closing line no longer counts its records: the push cannot send it as the contract says.
+  push_follows_the_wire: (ctx) => {
+    const f = listLanded(ctx.dir, ctx.session)[0]!;
+    writable(f.path);
+    appendFileSync(f.path, JSON.stringify({ ord: 99, off: 0, sha: '000000000000', bytes: 1, parts: [] }) + '\n');
+  },
+  // A file the build wrote changed after it was marked: a pipeline must keep the session for a person.
+  removed_after_sent: (ctx) => {
+    const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
+      .map(String)
+      .find((p) => p.endsWith(`${ctx.session}.jsonl`))!;
+    appendFileSync(join(ctx.dir, '_source', 'projects', main), '\n');
   },
 };
 
@@ -214,7 +273,8 @@ describe('scenario check judges what an expectation names', () => {
       tools: [{ name: 'Bash', description: 'Runs a command.' }],
       steps: [
         { input: 'go' },
-        { call: { tool: { id: 'e1', name: 'Edit', input: {}, result: { text: 'ok' }, changes: [{ path: 'a.txt' }] } } },
+        // A Bash call's change only the plugin sees; an Edit's the runtime records (and is generated).
+        { call: { tool: { id: 'e1', name: 'Bash', input: {}, result: { text: 'ok' }, changes: [{ path: 'a.txt' }] } } },
         { call: { agent: { name: 'helper', prompt: 'p', system_prompt: 'You help.', steps: [{ call: { text: 'ok' } }] } } },
       ],
     };

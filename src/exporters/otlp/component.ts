@@ -7,6 +7,9 @@
  */
 import type { Component, ComponentSettings, Host, PassContext, StageResult } from '../../component/component.js';
 import { asSpoolReader, type MetricsSource } from '../../storage/metrics-spool.js';
+import { PushState } from '../../storage/push-state.js';
+import { removeSentScenarioSessions } from '../../storage/scenario-removal.js';
+import { markedSessions } from '../../storage/scenario-marker.js';
 import type { OtlpExporterConfig } from './config.js';
 import { Pusher, type PushReport } from './pusher.js';
 import { rejectedCounter } from './rejected-metrics.js';
@@ -57,6 +60,8 @@ export class OtlpExporterComponent implements Component {
   /** The last reasons the spool was kept whole, logged when they change. */
   private lastHeld = '';
   private inMetrics = false;
+  private sendsLogs = false;
+  private keptSaid = new Set<string>();
 
   constructor(
     private readonly cfg: OtlpExporterConfig,
@@ -79,6 +84,7 @@ export class OtlpExporterComponent implements Component {
     });
     this.metricsSource = source;
     this.inMetrics = inMetrics;
+    this.sendsLogs = logs;
     if (inMetrics) this.retention = new SpoolRetention(this.s.storageRoot);
     this.s.log.info('exporting', {
       endpoint: this.pusher.endpoint,
@@ -133,6 +139,7 @@ export class OtlpExporterComponent implements Component {
       };
     }
     this.lastProblems = r.problems;
+    if (this.sendsLogs && !ctx.signal.aborted) this.removeSentScenarios(p.endpoint, ctx);
     const changed = r.logs.files + r.metrics.files > 0 || r.problems.length > 0;
     if (changed) ctx.log[r.problems.length || r.rejected.files ? 'warn' : 'info'](formatPush(r));
     return {
@@ -151,6 +158,23 @@ export class OtlpExporterComponent implements Component {
         ...spoolCounts,
       },
     };
+  }
+
+  /** A scenario build's sessions go once all of them is sent here (storage/scenario-removal.ts); a real session is never touched. */
+  private removeSentScenarios(endpoint: string, ctx: PassContext): void {
+    // A session's metrics go to the receiver too; an exporter that does not send them cannot prove a session wholly sent.
+    const r = this.inMetrics
+      ? removeSentScenarioSessions({ root: this.s.storageRoot, state: new PushState(this.s.storageRoot), endpoint, nowMs: Date.now(), waitForMetrics: true })
+      : {
+          removed: [],
+          kept: [],
+          held: markedSessions(this.s.storageRoot).length ? `exporters/${this.s.id} does not send metrics, so no session can be wholly sent` : undefined,
+        };
+    // Said once, not every pass: a kept line waits for a person.
+    const kept = [...(r.held ? [`kept: every marked session: ${r.held}`] : []), ...r.kept.map((k) => `kept: ${k.session}: ${k.reason}`)];
+    for (const line of kept) if (!this.keptSaid.has(line)) ctx.log.warn(line);
+    this.keptSaid = new Set(kept);
+    if (r.removed.length) ctx.log.info('scenario sessions removed once sent', { sessions: r.removed });
   }
 
   async shutdown(): Promise<void> {
