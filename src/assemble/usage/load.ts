@@ -24,6 +24,7 @@ export interface LoadedCalls {
 export function loadUsageCalls(root: string): LoadedCalls {
   const out: LoadedCalls = { calls: [], uncounted: {}, copies: [], problems: [], conversations: 0 };
   const all: UsageCall[] = [];
+  const spans = new Map<string, [number, number]>();
   for (const conversation of listConversations(root)) {
     let fold;
     try {
@@ -34,6 +35,11 @@ export function loadUsageCalls(root: string): LoadedCalls {
     }
     if (!fold.rounds) continue;
     out.conversations++;
+    const t = (iso: string | undefined) => (iso ? Date.parse(iso) : NaN);
+    spans.set(
+      conversation,
+      [t(fold.head?.session_from_time), t(fold.head?.session_through_time)].map((n) => (Number.isNaN(n) ? Infinity : n)) as [number, number],
+    );
     const rows = new LandedRows(root, fold.session ?? conversation);
     const chain = callsOfChain(conversation, fold, rows);
     rows.release();
@@ -43,8 +49,17 @@ export function loadUsageCalls(root: string): LoadedCalls {
       out.uncounted[reason] = (out.uncounted[reason] ?? 0) + 1;
     }
   }
-  // Earliest first, so a copy is always the later one; the session id breaks a tie the same way every run.
-  all.sort((a, b) => (a.time ?? Infinity) - (b.time ?? Infinity) || (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
+  // Earliest first, so a copy is always the later one. A copied record keeps its time, so a tie goes
+  // to the session that began first, then to the one that ended first (a fork holds all its origin
+  // did and more), then by id, the same way every run.
+  const span = (c: UsageCall) => spans.get(c.conversation) ?? [Infinity, Infinity];
+  all.sort(
+    (a, b) =>
+      (a.time ?? Infinity) - (b.time ?? Infinity) ||
+      span(a)[0] - span(b)[0] ||
+      span(a)[1] - span(b)[1] ||
+      (a.session < b.session ? -1 : a.session > b.session ? 1 : 0),
+  );
   const first = new Map<string, UsageCall>();
   for (const c of all) {
     const seen = first.get(c.call);
@@ -62,7 +77,7 @@ export function loadPriceTable(overrideFile?: string): PriceTable {
   try {
     text = readFileSync(overrideFile, 'utf8');
   } catch (err) {
-    throw new Error(`price table ${overrideFile}: cannot be read: ${(err as Error).message}`);
+    throw new Error(`price table ${overrideFile}: cannot be read: ${(err as Error).message}`, { cause: err });
   }
   return overridePrices(BUILT_IN_PRICES, text, overrideFile);
 }

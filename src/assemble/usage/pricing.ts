@@ -119,7 +119,7 @@ export function overridePrices(base: PriceTable, text: string, source: string): 
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${source}: not valid JSON: ${(err as Error).message}`);
+    throw new Error(`${source}: not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error(`${source}: must be a JSON object with "models"`);
   const d = doc as { as_of?: unknown; models?: unknown };
