@@ -71,7 +71,7 @@ function forkTranscript(transcript: string, session: string): string {
 export function subagentMessageIds(transcript: string): Set<string> {
   const dir = join(dirname(transcript), basename(transcript, '.jsonl'), 'subagents');
   const ids = new Set<string>();
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
   } catch {

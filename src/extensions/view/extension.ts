@@ -14,6 +14,8 @@ import type { ServiceDescription } from '../../component/component.js';
 import { callsAnswer, toolsAnswer } from './figures-api.js';
 import type { ViewConfig } from './config.js';
 import type { ViewDocument } from '../../formats/view/types.js';
+import type { Registry } from 'prom-client';
+import { UsageParamError, UsageSource } from './usage-api.js';
 
 export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
 
@@ -22,6 +24,8 @@ export interface ViewContext {
   /** Inside the service: what it receives and exports (the status and the empty page say so). */
   describeService?: () => ServiceDescription | undefined;
   log?: (level: string, msg: string, fields?: object) => void;
+  /** Inside the service: where the `aszcol_usage_*` gauges go. */
+  registry?: Registry;
 }
 
 /** The page's scripts: compiled from ./page/*.ts beside this module. */
@@ -41,12 +45,15 @@ export class ViewExtension {
   private server: Server | undefined;
   private bound = '';
   readonly catalog: ViewCatalog;
+  readonly usage: UsageSource;
 
   constructor(
     private readonly cfg: ViewConfig,
     private readonly ctx: ViewContext,
   ) {
     this.catalog = new ViewCatalog(ctx.storageRoot);
+    this.usage = new UsageSource(ctx.storageRoot, () => this.catalog.status().generation);
+    if (ctx.registry) this.usage.registerMetrics(ctx.registry);
   }
 
   /** The catalog's status; inside the service also what the service does, with a hint that fits. */
@@ -74,6 +81,7 @@ export class ViewExtension {
       res.type('html').set('Cache-Control', 'no-cache').send(PAGE_HTML);
     };
     app.get('/', page);
+    app.get('/usage', page);
     app.get('/c/:id', (req, res) => {
       if (!this.catalog.exists(String(req.params.id))) res.status(404);
       page(req, res);
@@ -122,6 +130,9 @@ export class ViewExtension {
     api.get('/c/:id/record/:seq/:row', (req, res) => {
       res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
     });
+    api.get('/usage', (req, res) => {
+      res.json(this.usage.answer(req.query as Record<string, unknown>));
+    });
     api.get('/glossary', (_req, res) => {
       res.json({ dialect: GLOSSARY_DIALECT, terms: TERMS, fields: FIELDS });
     });
@@ -137,6 +148,10 @@ export class ViewExtension {
       const status = (err as { status?: unknown } | undefined)?.status;
       if (typeof status === 'number' && status >= 400 && status < 500) {
         res.status(status).json({ error: (err as Error).message });
+        return;
+      }
+      if (err instanceof UsageParamError) {
+        res.status(400).json({ error: err.message });
         return;
       }
       if (err instanceof ViewUnavailable) {
