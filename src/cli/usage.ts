@@ -7,10 +7,6 @@ import type { Command } from 'commander';
 import { answerFrom, reportOptions, type UsageAnswer, type UsageParams } from '../assemble/usage/answer.js';
 import type { Figures } from '../assemble/usage/figures.js';
 import { loadPriceTable, loadUsageCalls } from '../assemble/usage/load.js';
-import { parseSession } from '../processors/assembler/parse.js';
-import { LocalCollector } from '../receivers/claude-code-local/pass.js';
-import { defaultWorkers } from '../receivers/claude-code-local/session-pool.js';
-import { localReceiverConfig } from '../service/pipelines.js';
 import type { AszConfig } from '../service/config.js';
 import { landedSessions } from '../storage/landed-files.js';
 import { configFor, EXIT, type Io } from './context.js';
@@ -26,6 +22,13 @@ interface UsageCliOptions extends Omit<UsageParams, 'report'> {
 
 /** Lands what is new and assembles it, so the report is current; what fails is said on stderr and the report goes on over what is there. */
 async function collectAndParse(cfg: AszConfig, io: Io): Promise<void> {
+  // Loaded only when a pass runs: a report over a landed root starts without them.
+  const [{ parseSession }, { LocalCollector }, { defaultWorkers }, { localReceiverConfig }] = await Promise.all([
+    import('../processors/assembler/parse.js'),
+    import('../receivers/claude-code-local/pass.js'),
+    import('../receivers/claude-code-local/session-pool.js'),
+    import('../service/pipelines.js'),
+  ]);
   const local = localReceiverConfig(cfg);
   const collector = new LocalCollector({
     root: cfg.storageRoot,
@@ -117,7 +120,7 @@ export async function runUsage(report: string | undefined, opts: UsageCliOptions
     return EXIT.config;
   }
   if (opts.collect !== false) await collectAndParse(cfg, io);
-  const loaded = loadUsageCalls(cfg.storageRoot);
+  const loaded = loadUsageCalls(cfg.storageRoot, { writeCache: true });
   if (!loaded.conversations)
     io.err(
       `aszcol usage: no assembled conversation under ${cfg.storageRoot} (the storage root of ${cfg.source})${opts.collect === false ? '; run without --no-collect' : ''}`,

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { listConversations, loadChain } from '../../storage/chain.js';
 import { LandedRows } from '../../storage/landed-rows.js';
+import { chainHeadKey, readUsageCache, writeUsageCache } from '../../storage/usage-cache.js';
 import { callsOfChain, type UsageCall } from './calls.js';
 import { BUILT_IN_PRICES, overridePrices, type PriceTable } from './pricing.js';
 
@@ -21,33 +22,61 @@ export interface LoadedCalls {
   conversations: number;
 }
 
-export function loadUsageCalls(root: string): LoadedCalls {
+interface ChainEntry {
+  session: string;
+  span: [number, number];
+  calls: UsageCall[];
+  uncounted: string[];
+}
+
+/** One chain's calls, from the cache when it names the head, else folded and read (and cached when `writeCache`). */
+function chainEntry(root: string, conversation: string, writeCache: boolean): ChainEntry | undefined {
+  const head = chainHeadKey(root, conversation);
+  if (!head) return undefined;
+  const cached = readUsageCache(root, conversation, head) as ChainEntry | undefined;
+  if (cached) return cached;
+  const fold = loadChain(root, conversation).fold;
+  if (!fold.rounds) return undefined;
+  const session = fold.session ?? conversation;
+  const rows = new LandedRows(root, session);
+  const chain = callsOfChain(conversation, fold, rows);
+  rows.release();
+  const t = (iso: string | undefined) => {
+    const n = iso ? Date.parse(iso) : NaN;
+    return Number.isNaN(n) ? Infinity : n;
+  };
+  const entry: ChainEntry = {
+    session,
+    span: [t(fold.head?.session_from_time), t(fold.head?.session_through_time)],
+    calls: chain.calls,
+    uncounted: chain.uncounted.map((u) => u.reason.replace(/\(file \d+, row \d+\)/, '(a landed row)')),
+  };
+  if (writeCache) writeUsageCache(root, conversation, head, entry);
+  return entry;
+}
+
+/**
+ * Every counted call under the root. `writeCache`: keep each chain's calls beside it for the next
+ * report (the CLI does; the view, which only reads the root, does not).
+ */
+export function loadUsageCalls(root: string, opts: { writeCache?: boolean } = {}): LoadedCalls {
   const out: LoadedCalls = { calls: [], uncounted: {}, copies: [], problems: [], conversations: 0 };
   const all: UsageCall[] = [];
   const spans = new Map<string, [number, number]>();
   for (const conversation of listConversations(root)) {
-    let fold;
+    let entry;
     try {
-      fold = loadChain(root, conversation).fold;
+      entry = chainEntry(root, conversation, !!opts.writeCache);
     } catch (err) {
       out.problems.push(`${conversation}: its chain does not fold: ${(err as Error).message}`);
       continue;
     }
-    if (!fold.rounds) continue;
+    if (!entry) continue;
     out.conversations++;
-    const t = (iso: string | undefined) => (iso ? Date.parse(iso) : NaN);
-    spans.set(
-      conversation,
-      [t(fold.head?.session_from_time), t(fold.head?.session_through_time)].map((n) => (Number.isNaN(n) ? Infinity : n)) as [number, number],
-    );
-    const rows = new LandedRows(root, fold.session ?? conversation);
-    const chain = callsOfChain(conversation, fold, rows);
-    rows.release();
-    all.push(...chain.calls);
-    for (const u of chain.uncounted) {
-      const reason = u.reason.replace(/\(file \d+, row \d+\)/, '(a landed row)');
-      out.uncounted[reason] = (out.uncounted[reason] ?? 0) + 1;
-    }
+    // JSON keeps no Infinity: a cached span reads back null.
+    spans.set(conversation, entry.span.map((n) => (typeof n === 'number' ? n : Infinity)) as [number, number]);
+    all.push(...entry.calls);
+    for (const reason of entry.uncounted) out.uncounted[reason] = (out.uncounted[reason] ?? 0) + 1;
   }
   // Earliest first, so a copy is always the later one. A copied record keeps its time, so a tie goes
   // to the session that began first, then to the one that ended first (a fork holds all its origin
