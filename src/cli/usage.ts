@@ -56,6 +56,7 @@ async function collectAndParse(cfg: AszConfig, io: Io): Promise<void> {
 const num = (n: number) => n.toLocaleString('en-US');
 
 function costCell(f: Figures): string {
+  if (f.calls && f.cost_unknown_calls === f.calls) return 'unknown';
   const known = `$${f.cost_usd.toFixed(4)}`;
   return f.cost_unknown_calls ? `${known} + ?` : known;
 }
@@ -101,7 +102,7 @@ function printAnswer(a: UsageAnswer, io: Io): void {
   );
   if (t.cost_unknown_calls)
     io.out(
-      `cost unknown for ${t.cost_unknown_calls} call(s): no price for ${t.unknown_models.join(', ')} (give one with --pricing FILE); "+ ?" marks the rows`,
+      `cost unknown for ${t.cost_unknown_calls} call(s): no price for ${t.unknown_models.join(', ')} (give one with --pricing FILE); "unknown" and "+ ?" mark the rows`,
     );
   for (const [reason, n] of Object.entries(a.uncounted)) io.out(`not counted: ${n} call(s): ${reason}`);
   if (a.copied_calls) io.out(`copies: ${a.copied_calls} call(s) found again in a later session (a fork or a copied resume), counted once where they first ran`);

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       };
     });
     // #994: one session asked for by id.
-    const multi = lab.cases.find((c) => c.issue.includes('#389'))!;
+    const multi = lab.cases.find((c) => c.issue === '#389')!;
     const byId = ccusage(lab.home, ['session', '--id', multi.session]) as unknown as { totalTokens?: number; entries?: { outputTokens?: number }[] };
     const oursById = JSON.parse(
       execFileSync(process.execPath, [BIN, 'usage', 'session', '--id', multi.session, '--json', '--no-collect', '--timezone', 'UTC', '--config', config], {

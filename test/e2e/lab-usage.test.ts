@@ -54,12 +54,17 @@ describe('aszcol usage on transcripts the real Claude Code wrote', () => {
     expect(sessionReport.uncounted).toEqual({});
   });
 
-  test('one response written as several lines, the early ones streaming snapshots (#389, #938): counted once, at its final usage', () => {
-    const c = caseOf('#389, #938');
+  test('one response written as several lines (#389): counted once', () => {
+    const c = caseOf('#389');
     // The case is what it claims: one answered request carries two tool uses, so its lines are several.
     expect(c.requests.some((r) => r.tools.length >= 2)).toBe(true);
     const row = sessionReport.rows.find((r) => r.key === c.session)!;
     expect(tokensOf(row)).toEqual(truthOf(c.requests));
+  });
+
+  test('early lines carrying streaming snapshots of the usage (#938): the final usage, from the last line', () => {
+    const c = caseOf('#938');
+    expect(tokensOf(sessionReport.rows.find((r) => r.key === c.session)!)).toEqual(truthOf(c.requests));
   });
 
   test('a transcript without requestId (#976): the same totals as the log', () => {
@@ -68,7 +73,7 @@ describe('aszcol usage on transcripts the real Claude Code wrote', () => {
   });
 
   test('session --id (#994): one session, its calls counted once', async () => {
-    const c = caseOf('#389, #938');
+    const c = caseOf('#389');
     const a = await usage('session', '--id', c.session);
     expect(a.rows.map((r) => r.key)).toEqual([c.session]);
     expect(tokensOf(a.totals)).toEqual(truthOf(c.requests));

@@ -59,6 +59,26 @@ function dropRequestIds(transcript: string): void {
   writeFileSync(transcript, out.join('\n'));
 }
 
+/**
+ * Rewrites a transcript as a runtime that writes each line while the answer streams does: every
+ * line of a response but its last carries the usage the stream had reported by then (the API's
+ * `message_start` count of 1 output token), only the last the final count.
+ */
+function streamingSnapshots(transcript: string): void {
+  const rows = readFileSync(transcript, 'utf8')
+    .split('\n')
+    .map((l) => (l.trim() ? (JSON.parse(l) as { type?: string; message?: { id?: string; usage?: { output_tokens?: number } } }) : undefined));
+  const last = new Map<string, number>();
+  rows.forEach((r, i) => {
+    if (r?.type === 'assistant' && r.message?.id) last.set(r.message.id, i);
+  });
+  rows.forEach((r, i) => {
+    const u = r?.type === 'assistant' && r.message?.id && last.get(r.message.id) !== i ? r.message.usage : undefined;
+    if (u) u.output_tokens = 1;
+  });
+  writeFileSync(transcript, rows.map((r) => (r ? JSON.stringify(r) : '')).join('\n'));
+}
+
 /** What `claude --fork-session` leaves: the history copied into a new session's file, under the new id. */
 function forkTranscript(transcript: string, session: string): string {
   const fork = randomUUID();
@@ -99,12 +119,23 @@ export async function buildUsageLab(base: string): Promise<UsageLab & { transcri
 
   const multi = await run('multi', 'PARALLEL please', { tools: 'Bash' });
   cases.push({
-    name: 'one response in several lines (text, tool_use) with streaming snapshots',
-    issue: '#389, #938',
+    name: 'one response in several lines (thinking, text, two tool_use)',
+    issue: '#389',
     cwd: join(base, 'multi'),
     session: multi.session_id,
     sessions: [multi.session_id],
     requests: logOf('multi'),
+  });
+
+  const snapshots = await run('snapshots', 'PARALLEL please', { tools: 'Bash' });
+  streamingSnapshots(snapshots.transcript);
+  cases.push({
+    name: 'the early lines of a response carrying streaming snapshots of its usage',
+    issue: '#938',
+    cwd: join(base, 'snapshots'),
+    session: snapshots.session_id,
+    sessions: [snapshots.session_id],
+    requests: logOf('snapshots'),
   });
 
   const noIds = await run('asyncai', 'PARALLEL please', { tools: 'Bash' });
