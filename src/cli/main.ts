@@ -10,6 +10,7 @@ import { runSetupClaudeCode } from './setup.js';
 import { hookMain } from './hook.js';
 import { EXIT, stdio, type Io } from './context.js';
 import { registerAssemblyCommands } from './assembly-commands.js';
+import { registerUsageCommand } from './usage.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -87,6 +88,9 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     code = await runServe(o, io);
   });
   registerAssemblyCommands(program, io, (c) => {
+    code = c;
+  });
+  registerUsageCommand(program, io, (c) => {
     code = c;
   });
   program

@@ -179,4 +179,12 @@ pre.text { white-space: pre-wrap; word-break: break-word; background: var(--grou
 .part { border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; margin: 6px 0; }
 .help { color: var(--faint); font-size: 12px; padding: 8px 14px; border-top: 1px solid var(--line); flex: none; }
 @media (max-width: 900px) { .panes { grid-template-columns: 1fr; } .right { border-top: 1px solid var(--line); } }
+.usage-chart { display: block; margin: 8px 16px; overflow: visible; }
+.usage-chart .usage-label { font-size: 10px; fill: var(--muted); }
+.usage-chart .part-input { fill: var(--blue); } .usage-key.part-input { color: var(--blue); }
+.usage-chart .part-output { fill: var(--green); } .usage-key.part-output { color: var(--green); }
+.usage-chart .part-cache-write { fill: var(--orange); } .usage-key.part-cache-write { color: var(--orange); }
+.usage-chart .part-cache-read { fill: var(--purple); } .usage-key.part-cache-read { color: var(--purple); }
+.usage-legend { padding: 0 16px 8px; }
+tr.usage-total td { font-weight: 600; }
 `;

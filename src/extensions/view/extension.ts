@@ -18,6 +18,8 @@ import { callPrompt } from './prompts.js';
 import { withExecutions } from './executions.js';
 import type { ViewConfig } from './config.js';
 import type { ViewDocument } from '../../formats/view/types.js';
+import type { Registry } from 'prom-client';
+import { UsageParamError, UsageSource } from './usage-api.js';
 
 export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
 
@@ -26,6 +28,8 @@ export interface ViewContext {
   /** Inside the service: what it receives and exports (the status and the empty page say so). */
   describeService?: () => ServiceDescription | undefined;
   log?: (level: string, msg: string, fields?: object) => void;
+  /** Inside the service: where the `aszcol_usage_*` gauges go. */
+  registry?: Registry;
 }
 
 /** The page's scripts: compiled from ./page/*.ts beside this module. */
@@ -46,6 +50,7 @@ export class ViewExtension {
   private bound = '';
   private cacheProblemSaid = false;
   readonly catalog: ViewCatalog;
+  readonly usage: UsageSource;
 
   constructor(
     private readonly cfg: ViewConfig,
@@ -53,6 +58,8 @@ export class ViewExtension {
   ) {
     const cache = cfg.cacheDir === undefined || cfg.cacheDir === 'off' ? undefined : cfg.cacheDir || defaultRowFactsDir(ctx.storageRoot);
     this.catalog = new ViewCatalog(ctx.storageRoot, Date.now, cache ? new RowFactsStore(cache) : undefined);
+    this.usage = new UsageSource(ctx.storageRoot, () => this.catalog.status().generation);
+    if (ctx.registry) this.usage.registerMetrics(ctx.registry);
   }
 
   /** The catalog's status; inside the service also what the service does, with a hint that fits. */
@@ -81,6 +88,7 @@ export class ViewExtension {
       res.type('html').set('Cache-Control', 'no-cache').send(html);
     };
     app.get('/', page);
+    app.get('/usage', page);
     app.get('/c/:id', (req, res) => {
       if (!this.catalog.exists(String(req.params.id))) res.status(404);
       page(req, res);
@@ -140,6 +148,9 @@ export class ViewExtension {
     api.get('/c/:id/record/:seq/:row', (req, res) => {
       res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
     });
+    api.get('/usage', (req, res) => {
+      res.json(this.usage.answer(req.query as Record<string, unknown>));
+    });
     api.get('/glossary', (_req, res) => {
       res.json({ dialect: GLOSSARY_DIALECT, terms: TERMS, fields: FIELDS });
     });
@@ -155,6 +166,10 @@ export class ViewExtension {
       const status = (err as { status?: unknown } | undefined)?.status;
       if (typeof status === 'number' && status >= 400 && status < 500) {
         res.status(status).json({ error: (err as Error).message });
+        return;
+      }
+      if (err instanceof UsageParamError) {
+        res.status(400).json({ error: err.message });
         return;
       }
       if (err instanceof ViewUnavailable) {

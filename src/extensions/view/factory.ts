@@ -16,6 +16,7 @@ export const viewFactory: ComponentFactory<ViewConfig> = {
     const ext = new ViewExtension(cfg, {
       storageRoot: s.storageRoot,
       describeService: () => s.host.describe?.(),
+      registry: s.telemetry.registry,
       log: (level, msg, fields) => log[level]?.call(s.log, msg, fields),
     });
     return { start: () => ext.start(), shutdown: () => ext.shutdown(), addresses: () => ({ view: ext.address() }) };

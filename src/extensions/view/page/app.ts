@@ -7,6 +7,7 @@ import type { ViewStatus } from '../catalog.js';
 import { clear, getJson, h } from './dom.js';
 import { renderList } from './list.js';
 import { openConversation } from './conversation.js';
+import { renderUsage } from './usage.js';
 import type { Page } from './page.js';
 
 const POLL_MS = Math.max(200, Number(new URLSearchParams(location.search).get('poll')) || 2000);
@@ -59,8 +60,11 @@ class App {
     clear(this.main);
     if (m) {
       this.page = await openConversation(decodeURIComponent(m[1]!), this.main, this.crumbs);
+    } else if (/^\/usage\/?$/.test(location.pathname)) {
+      this.crumbs.append(h('a', { href: '/' }, 'Conversations'), ' · ', h('span', null, 'Usage'));
+      this.page = await renderUsage(this.main);
     } else {
-      this.crumbs.append(h('span', null, 'Conversations'));
+      this.crumbs.append(h('span', null, 'Conversations'), ' · ', h('a', { href: '/usage', 'data-testid': 'usage-link' }, 'Usage'));
       this.page = await renderList(this.main);
     }
     await this.poll();
