@@ -4,6 +4,7 @@ import { unknownPart } from '../formats/session-data/parts.js';
 import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { landedName } from './layout.js';
 import { WriteOnceFile } from './write-once.js';
+import type { SyncBatch } from './sync-batch.js';
 
 /** Everything constant for the files one source lands in one pass. */
 export interface LandingTarget {
@@ -30,12 +31,14 @@ export interface Landed {
 /**
  * Converts source lines and lands them as one Session Data file under the next sequence.
  * Provenance (`ord`, `off`, `sha`, `bytes`) is the collector's; the parts are the dialect's.
+ * With a `batch`, the file is handed to it unsynced, under its temporary name.
  */
 export function landLines(
   target: LandingTarget,
   seq: number,
   lines: Iterable<SourceLine>,
   convert: (line: Buffer) => Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>,
+  batch?: SyncBatch,
 ): Landed {
   const path = join(target.dir, landedName(target.prefix, target.stamp, seq));
   const file = new WriteOnceFile(path);
@@ -53,7 +56,11 @@ export function landLines(
       }
     }
     const { digest, records } = w.close();
-    file.commit();
+    // In a batch the file is synced and installed with the others, before any cursor moves.
+    if (batch) {
+      const r = file.release();
+      batch.stageFile(r.fd, r.tmp, r.final);
+    } else file.commit();
     return { seq, path, records, digest };
   } catch (err) {
     file.abort();
