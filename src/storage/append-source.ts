@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { SdRecord } from '../formats/session-data/types.js';
 import { formatCursor, loadCursor, saveCursor, type Cursor, type AppendCursor } from './cursor.js';
 import type { SyncBatch } from './sync-batch.js';
+import type { FreshlyLanded } from './fresh-index.js';
 import { landLines, type LandingTarget, type SourceLine } from './landing.js';
 import { ScratchBuffer } from '../util/scratch-buffer.js';
 
@@ -30,6 +31,8 @@ export interface AppendSourceSpec {
   afterLand?: () => void;
   /** Lands into this batch: files and cursor writes are made durable together when its owner commits it (`afterLand` is then the batch's). */
   batch?: SyncBatch;
+  /** Collects each landed file's index entries, for `extendIndex`. */
+  fresh?: FreshlyLanded[];
 }
 
 /**
@@ -217,7 +220,7 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
       const window = reader.read(c.offset);
       if (!window) break;
       const seq = spec.nextSeq();
-      const landed = landLines(spec.target, seq, splitLines(window, c.offset, c.ord), spec.convert, spec.batch);
+      const landed = landLines(spec.target, seq, splitLines(window, c.offset, c.ord), spec.convert, spec.batch, spec.fresh);
       if (!spec.batch) spec.afterLand?.();
       const newOffset = c.offset + window.length;
       // The tail lies inside the window unless the window is shorter than the tail and starts past 0: only then is the file read again.

@@ -352,7 +352,7 @@ export function loadIndex(root: string, session: string): SessionIndex | undefin
   }
 }
 
-function saveIndex(root: string, ix: SessionIndex, batch?: SyncBatch): void {
+export function saveIndex(root: string, ix: SessionIndex, batch?: SyncBatch): void {
   const dir = indexDir(root, ix.session);
   mkdirSync(dir, { recursive: true });
   const replace = batch ? (path: string, content: string | Buffer) => batch.stageReplace(path, content) : replaceAtomically;

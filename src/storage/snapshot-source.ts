@@ -6,6 +6,7 @@ import { readSessionData } from '../formats/session-data/decode.js';
 import type { SdRecord } from '../formats/session-data/types.js';
 import { formatCursor, loadCursor, saveCursor, type Cursor, type SnapshotCursor } from './cursor.js';
 import type { SyncBatch } from './sync-batch.js';
+import type { FreshlyLanded } from './fresh-index.js';
 import { landLines, type LandingTarget } from './landing.js';
 import { listDir, parseLandedName } from './layout.js';
 import { openSourceFile, type SourceOutcome } from './append-source.js';
@@ -21,6 +22,8 @@ export interface SnapshotSourceSpec {
   afterLand?: () => void;
   /** Lands into this batch: files and cursor writes are made durable together when its owner commits it (`afterLand` is then the batch's). */
   batch?: SyncBatch;
+  /** Collects each landed file's index entries, for `extendIndex`. */
+  fresh?: FreshlyLanded[];
 }
 
 /**
@@ -103,7 +106,7 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
     return { status: 'unchanged' };
   }
   const seq = spec.nextSeq();
-  landLines(spec.target, seq, [{ line: doc, off: 0, ord: 1 }], spec.convert, spec.batch);
+  landLines(spec.target, seq, [{ line: doc, off: 0, ord: 1 }], spec.convert, spec.batch, spec.fresh);
   if (!spec.batch) spec.afterLand?.();
   save({ ...c, content_sha256: digest, size: raw.length, mtime, last_seq: seq, updated_at: spec.now() });
   return { status: 'landed', files: 1, records: 1, bytes: raw.length, pending: false };

@@ -23,18 +23,18 @@ function mainTranscripts(projects: string): { path: string; session: string }[] 
   return out;
 }
 
-/** A user prompt as Claude Code writes one, continuing the transcript's last record. */
+/** A user prompt as Claude Code writes one: the transcript's last typed prompt as the template, continuing its last record. */
 function promptLine(path: string, marker: string): string {
-  const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
-  const last = JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
+  const records = readFileSync(path, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const last = records.filter((r) => typeof r.uuid === 'string').pop()!;
+  const template = records.filter((r) => r.type === 'user' && typeof (r.message as { content?: unknown } | undefined)?.content === 'string').pop() ?? last;
   const rec = {
-    parentUuid: last.uuid ?? null,
-    isSidechain: false,
-    userType: 'external',
-    cwd: last.cwd,
-    sessionId: last.sessionId,
-    version: last.version,
-    type: 'user',
+    ...template,
+    parentUuid: last.uuid,
+    promptId: randomUUID(),
     message: { role: 'user', content: marker },
     uuid: randomUUID(),
     timestamp: new Date().toISOString(),

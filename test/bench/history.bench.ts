@@ -88,7 +88,30 @@ async function main(): Promise<void> {
   const config = join(base, 'aszcol.yaml');
   writeFileSync(
     config,
-    `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(projects)}\n    exclude: []\n    interval: 1s\nprocessors:\n  assembler:\n`,
+    [
+      'storage:',
+      `  root: ${JSON.stringify(root)}`,
+      'receivers:',
+      '  claude_code_local:',
+      `    source_root: ${JSON.stringify(projects)}`,
+      '    exclude: []',
+      '    interval: 1s',
+      'processors:',
+      '  assembler:',
+      'extensions:',
+      '  view:',
+      '    endpoint: 127.0.0.1:0',
+      'service:',
+      '  extensions: [view]',
+      '  pipelines:',
+      '    sessions:',
+      '      receivers: [claude_code_local]',
+      '      processors: [assembler]',
+      '  telemetry:',
+      '    metrics:',
+      '      address: 127.0.0.1:0',
+      '',
+    ].join('\n'),
   );
   const result: Record<string, unknown> = { benchmark: 'history', node: process.version, scale, cores: (await import('node:os')).availableParallelism() };
   try {

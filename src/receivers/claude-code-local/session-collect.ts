@@ -15,7 +15,8 @@ import { collectAppendSource, type SourceOutcome } from '../../storage/append-so
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import { FileLock } from '../../storage/lock.js';
-import { indexDir, readIndexState, updateIndex } from '../../storage/index.js';
+import { indexDir, readIndexState } from '../../storage/index.js';
+import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { removeDeadTemporaries } from '../../storage/write-once.js';
 import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
@@ -134,6 +135,8 @@ interface HeldSession {
   firstSeq: number;
   listed: Set<string>;
   at: string;
+  /** What landed this pass, for the index without reading it back. */
+  fresh: FreshlyLanded[];
 }
 
 /**
@@ -157,6 +160,7 @@ function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: Pass
     const now = () => rfc3339((o.clock ?? nowNs)());
     const claimed = new Map<string, string>();
     const listed = new Set<string>();
+    const fresh: FreshlyLanded[] = [];
     // Main transcript first, then children, runs: the order files land in within a pass.
     const order = (x: SourceFile) => (x.area === 'streams' && x.stream === 'main' ? 0 : x.area === 'streams' ? 1 : 2);
     const sources = [...s.sources].sort((a, b) => order(a) - order(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
@@ -188,17 +192,18 @@ function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: Pass
                   convert: converterFor(src),
                   now,
                   batch,
+                  fresh,
                 },
                 cursorPath,
               )
-            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, batch }, cursorPath);
+            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, batch, fresh }, cursorPath);
       } catch (err) {
         report.errors.push({ where: src.path, message: (err as Error).message });
         continue;
       }
       recordOutcome(report, src, outcome);
     }
-    return { id: s.id, lock, counter, firstSeq, listed, at };
+    return { id: s.id, lock, counter, firstSeq, listed, at, fresh };
   } catch (err) {
     report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
     lock.release();
@@ -217,7 +222,7 @@ function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: Pas
       markPruned(o.root, o.sourceRoot, h.id, h.listed, report);
       // The index follows what landed; after a crash it catches up with every file above indexed_seq.
       if ((readIndexState(o.root, h.id)?.indexedSeq ?? 0) < h.counter.peek() - 1) {
-        const { problems } = updateIndex(o.root, h.id, state);
+        const { problems } = extendIndex(o.root, h.id, h.fresh, state);
         for (const p of problems) report.errors.push({ where: join(o.root, h.id, 'index'), message: p });
       }
       if (h.counter.peek() !== h.firstSeq || !loadSessionState(o.root, h.id)) {
