@@ -27,7 +27,12 @@ export interface FreshlyLanded {
  * files, an index deleted or damaged, another writer's files) is read from disk by `updateIndex`.
  * Call under the session's lock, after the files are installed.
  */
-export function extendIndex(root: string, session: string, fresh: FreshlyLanded[], batch?: SyncBatch): { index: SessionIndex; added: number; problems: string[] } {
+export function extendIndex(
+  root: string,
+  session: string,
+  fresh: FreshlyLanded[],
+  batch?: SyncBatch,
+): { index: SessionIndex; added: number; problems: string[] } {
   const loaded = loadIndex(root, session);
   const ix: SessionIndex = loaded && loaded.session === session ? loaded : { session, indexedSeq: 0, files: [], entries: [] };
   const known = new Set(ix.files.map((f) => f.seq));

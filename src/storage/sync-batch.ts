@@ -130,7 +130,7 @@ function writeTemps(replaces: Map<string, string | Buffer>): TempFile[] {
       const fd = openSync(tmp, 'wx', 0o644);
       temps.push({ fd, tmp, final });
       const buf = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-      for (let done = 0; done < buf.length; ) done += writeSync(fd, buf, done, buf.length - done);
+      for (let done = 0; done < buf.length;) done += writeSync(fd, buf, done, buf.length - done);
     }
     return temps;
   } catch (err) {

@@ -46,7 +46,7 @@ function floor(projects: string): { ms: number; bytes: number; lines: number } {
       lines++;
       continue;
     }
-    for (let from = 0; from < buf.length; ) {
+    for (let from = 0; from < buf.length;) {
       let nl = buf.indexOf(10, from);
       if (nl < 0) nl = buf.length;
       const line = buf.subarray(from, nl);
@@ -129,14 +129,20 @@ async function main(): Promise<void> {
     };
 
     const f = floor(projects);
-    result.floor = { seconds: s(f.ms), mb_per_s: +(f.bytes / MB / (f.ms / 1000)).toFixed(1), lines: f.lines, what: 'read, JSON.parse and SHA-256 every line, one thread' };
+    result.floor = {
+      seconds: s(f.ms),
+      mb_per_s: +(f.bytes / MB / (f.ms / 1000)).toFixed(1),
+      lines: f.lines,
+      what: 'read, JSON.parse and SHA-256 every line, one thread',
+    };
 
     const cli = (args: string[]) => timed(process.execPath, [BIN, ...args, '--config', config]);
     const c1 = cli(['collect', '--once', '--json']);
     const c2 = cli(['collect', '--once', '--json']);
     const p1 = cli(['parse', '--json']);
     const p2 = cli(['parse', '--json']);
-    const pass = (r: ReturnType<typeof cli>) => JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { sources?: number; landedBytes?: number; errors?: unknown[] };
+    const pass = (r: ReturnType<typeof cli>) =>
+      JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { sources?: number; landedBytes?: number; errors?: unknown[] };
     const first = pass(c1);
     result.collect_first = {
       seconds: s(c1.ms),

@@ -118,7 +118,8 @@ describe('collection in sync batches', () => {
     const config = writeConfig(base, root, src, '    workers: 2\n');
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     // A second pass extends the index with appended lines.
-    for (const s of [...uuids.keys()].slice(0, 5)) writeLines(join(src, `-home-me-p${Number(s.slice(-12)) % 3}`, `${s}.jsonl`), [rec.user(s, 'one more')], { append: true });
+    for (const s of [...uuids.keys()].slice(0, 5))
+      writeLines(join(src, `-home-me-p${Number(s.slice(-12)) % 3}`, `${s}.jsonl`), [rec.user(s, 'one more')], { append: true });
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     for (const s of uuids.keys()) {
       const entries = join(root, s, 'index', 'entries.bin');

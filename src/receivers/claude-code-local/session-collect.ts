@@ -196,7 +196,10 @@ function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: Pass
                 },
                 cursorPath,
               )
-            : collectSnapshotSource({ path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, batch, fresh }, cursorPath);
+            : collectSnapshotSource(
+                { path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, batch, fresh },
+                cursorPath,
+              );
       } catch (err) {
         report.errors.push({ where: src.path, message: (err as Error).message });
         continue;
