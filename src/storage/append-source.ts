@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { SdRecord } from '../formats/session-data/types.js';
@@ -159,6 +159,21 @@ function lastUuid(window: Buffer): string | undefined {
   if (at < 0) return undefined;
   const end = window.indexOf('"', at + 8);
   return end > at ? window.subarray(at + 8, end).toString('utf8') : undefined;
+}
+
+/**
+ * Whether an append source is, by its cursor, certainly unchanged: an active cursor of this
+ * source, and a regular file of the same identity and exactly the size already read. Read-only
+ * (one stat, no open): anything else is for `collectAppendSource` to judge.
+ */
+export function appendSourceQuiet(path: string, rel: string, c: Cursor | undefined): boolean {
+  if (c?.kind !== 'append' || c.state !== 'active' || c.source !== rel) return false;
+  try {
+    const st = lstatSync(path);
+    return st.isFile() && st.size === c.offset && st.ino === c.ino;
+  } catch {
+    return false;
+  }
 }
 
 /**

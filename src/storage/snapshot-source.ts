@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { shortSha } from '../formats/session-data/encode.js';
@@ -55,6 +55,21 @@ function trimTrailingNewlines(buf: Buffer): Buffer {
   let end = buf.length;
   while (end > 0 && (buf[end - 1] === 10 || buf[end - 1] === 13)) end--;
   return buf.subarray(0, end);
+}
+
+/**
+ * Whether a snapshot source is, by its cursor, certainly unchanged: an active cursor of this
+ * source, a regular file, and content of the digest already landed (or empty). Read-only.
+ */
+export function snapshotSourceQuiet(path: string, rel: string, c: Cursor | undefined): boolean {
+  if (c?.kind !== 'snapshot' || c.state !== 'active' || c.source !== rel) return false;
+  try {
+    if (!lstatSync(path).isFile()) return false;
+    const doc = trimTrailingNewlines(readFileSync(path));
+    return doc.length === 0 || createHash('sha256').update(doc).digest('hex') === c.content_sha256;
+  } catch {
+    return false;
+  }
 }
 
 /**

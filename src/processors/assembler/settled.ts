@@ -10,7 +10,7 @@ import { PARSER, POLICY } from '../../formats/session-flow/types.js';
 import { chainDir, listRounds, roundName, roundsDir } from '../../storage/chain.js';
 import { readIndexState } from '../../storage/index.js';
 import { parseKv } from '../../storage/kv-text.js';
-import { highestSeqOnDisk } from '../../storage/layout.js';
+import { highestSeqOnDisk, listDir } from '../../storage/layout.js';
 
 export interface SettledChain {
   head: number;
@@ -21,7 +21,8 @@ export interface SettledChain {
 /**
  * The chain's head when nothing landed past it: its cached state names this parser and policy, its
  * head round is on disk and is the newest there, and both it and the index reach the highest landed
- * sequence. Undefined otherwise, and the caller parses as usual.
+ * sequence, and nothing a killed parser left is in the chain. Undefined otherwise, and the caller
+ * parses as usual.
  */
 export function settledChain(root: string, session: string): SettledChain | undefined {
   let m: Map<string, string>;
@@ -37,6 +38,9 @@ export function settledChain(root: string, session: string): SettledChain | unde
     return undefined;
   const highest = highestSeqOnDisk(root, session);
   if (throughSeq < highest || (readIndexState(root, session)?.indexedSeq ?? -1) < highest) return undefined;
+  // A temporary or a lock left in the chain is the full parse's to sweep.
+  const leftover = (name: string) => name.startsWith('.tmp-') || name === '.lock';
+  if (listDir(chainDir(root, session)).some(leftover) || listDir(roundsDir(root, session)).some(leftover)) return undefined;
   // The rounds directory is the authority: the cached head must be its newest round.
   const rounds = listRounds(root, session);
   if (rounds[rounds.length - 1]?.round !== head || rounds.filter((r) => r.round === head).length !== 1) return undefined;

@@ -22,6 +22,7 @@ import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
 import { BATCH_FILES, SyncBatch } from '../../storage/sync-batch.js';
+import { quietSession } from './quiet-session.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 
 export interface LocalCollectOptions {
@@ -145,6 +146,10 @@ interface HeldSession {
  */
 function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport, batch: SyncBatch): HeldSession | undefined {
   report.sessions++;
+  if (quietSession(o.root, s)) {
+    report.sources += s.sources.length; // each looked at, each unchanged
+    return undefined;
+  }
   const lock = new FileLock(sessionLockPath(o.root, s.id));
   if (!lock.tryAcquire()) {
     report.busy++;
