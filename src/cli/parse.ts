@@ -1,4 +1,6 @@
 import { parseSession, type ParseResult } from '../processors/assembler/parse.js';
+import { settledChain } from '../processors/assembler/settled.js';
+import { loadParseSummary, saveParseSummary } from '../storage/parse-summary.js';
 import { landedSessions } from '../storage/landed-files.js';
 import { parseBytes } from '../util/units.js';
 import { configFor, EXIT, type Io } from './context.js';
@@ -23,6 +25,17 @@ function row(r: ParseResult): string[] {
   ];
 }
 
+/**
+ * A session nothing landed in since its head round, answered from the chain's cached head and the
+ * summary counted at that head, without reading its landed files, index or rounds.
+ */
+function settledResult(root: string, session: string): ParseResult | undefined {
+  const settled = settledChain(root, session);
+  const summary = settled && loadParseSummary(root, session, settled.headDigest);
+  if (!settled || !summary) return undefined;
+  return { session, status: 'unchanged', rounds: [], throughSeq: settled.throughSeq, head: settled.head, headDigest: settled.headDigest, summary };
+}
+
 export function runParse(session: string | undefined, opts: { config?: string; json?: boolean; maxRoundBytes?: string }, io: Io): number {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
@@ -41,8 +54,10 @@ export function runParse(session: string | undefined, opts: { config?: string; j
   let failed = 0;
   for (const s of sessions) {
     try {
-      const r = parseSession({ root: cfg.storageRoot, session: s, maxRoundBytes });
+      const cached = settledResult(cfg.storageRoot, s);
+      const r = cached ?? parseSession({ root: cfg.storageRoot, session: s, maxRoundBytes });
       if (r.status === 'empty') continue;
+      if (!cached && r.summary && r.headDigest) saveParseSummary(cfg.storageRoot, s, r.headDigest, r.summary);
       results.push(r);
       if (r.status === 'busy') {
         io.err(`error: ${s}: another parser holds this conversation's chain`);

@@ -1,8 +1,10 @@
-import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { SdRecord } from '../formats/session-data/types.js';
-import { loadCursor, saveCursor, type AppendCursor } from './cursor.js';
+import { formatCursor, loadCursor, saveCursor, type Cursor, type AppendCursor } from './cursor.js';
+import type { SyncBatch } from './sync-batch.js';
+import type { FreshlyLanded } from './fresh-index.js';
 import { landLines, type LandingTarget, type SourceLine } from './landing.js';
 import { ScratchBuffer } from '../util/scratch-buffer.js';
 
@@ -27,6 +29,10 @@ export interface AppendSourceSpec {
   now: () => string;
   /** Test hook: called after a file landed and before its cursor commits (a crash there lands records twice). */
   afterLand?: () => void;
+  /** Lands into this batch: files and cursor writes are made durable together when its owner commits it (`afterLand` is then the batch's). */
+  batch?: SyncBatch;
+  /** Collects each landed file's index entries, for `extendIndex`. */
+  fresh?: FreshlyLanded[];
 }
 
 /**
@@ -156,11 +162,27 @@ function lastUuid(window: Buffer): string | undefined {
 }
 
 /**
+ * Whether an append source is, by its cursor, certainly unchanged: an active cursor of this
+ * source, and a regular file of the same identity and exactly the size already read. Read-only
+ * (one stat, no open): anything else is for `collectAppendSource` to judge.
+ */
+export function appendSourceQuiet(path: string, rel: string, c: Cursor | undefined): boolean {
+  if (c?.kind !== 'append' || c.state !== 'active' || c.source !== rel) return false;
+  try {
+    const st = lstatSync(path);
+    return st.isFile() && st.size === c.offset && st.ino === c.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * One append source through the pass's steps: gone, cut short, unchanged, tail check, windows
  * cut at complete lines, land, then commit the cursor. Change is judged by size against offset,
  * never by mtime; a consumed byte that changed is a conflict that is kept.
  */
 export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string): SourceOutcome {
+  const save = (c: Cursor) => (spec.batch ? spec.batch.stageReplace(cursorPath, formatCursor(c)) : saveCursor(cursorPath, c));
   const prev = loadCursor(cursorPath);
   if (prev && prev.kind !== 'append') return { status: 'conflict', reason: `cursor ${cursorPath} is not an append cursor`, known: false };
   if (prev && prev.source !== spec.rel) {
@@ -173,7 +195,7 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
     fd = openSourceFile(spec.path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      if (prev && prev.state !== 'source_gone') saveCursor(cursorPath, { ...prev, state: 'source_gone', updated_at: spec.now() });
+      if (prev && prev.state !== 'source_gone') save({ ...prev, state: 'source_gone', updated_at: spec.now() });
       return { status: 'source_gone' };
     }
     throw err;
@@ -186,12 +208,12 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
     const restored = c.state === 'source_gone';
     c.state = 'active';
     const conflict = (reason: string): SourceOutcome => {
-      saveCursor(cursorPath, { ...c, state: 'conflict', reason, size: st.size, mtime: Math.floor(st.mtimeMs / 1000), updated_at: spec.now() });
+      save({ ...c, state: 'conflict', reason, size: st.size, mtime: Math.floor(st.mtimeMs / 1000), updated_at: spec.now() });
       return { status: 'conflict', reason, known: false };
     };
     if (st.size < c.offset) return conflict(`the file is ${st.size} bytes, shorter than the ${c.offset} already read: it was cut short`);
     if (st.size === c.offset && st.ino === c.ino) {
-      if (restored) saveCursor(cursorPath, { ...c, updated_at: spec.now() });
+      if (restored) save({ ...c, updated_at: spec.now() });
       return { status: 'unchanged' };
     }
     if (c.offset > 0) {
@@ -213,13 +235,15 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
       const window = reader.read(c.offset);
       if (!window) break;
       const seq = spec.nextSeq();
-      const landed = landLines(spec.target, seq, splitLines(window, c.offset, c.ord), spec.convert);
-      spec.afterLand?.();
+      const landed = landLines(spec.target, seq, splitLines(window, c.offset, c.ord), spec.convert, spec.batch, spec.fresh);
+      if (!spec.batch) spec.afterLand?.();
       const newOffset = c.offset + window.length;
+      // The tail lies inside the window unless the window is shorter than the tail and starts past 0: only then is the file read again.
+      const tailStart = Math.max(0, newOffset - TAIL_WINDOW);
       c.tail_sha256 =
-        window.length >= TAIL_WINDOW
+        tailStart >= c.offset
           ? createHash('sha256')
-              .update(window.subarray(window.length - TAIL_WINDOW))
+              .update(window.subarray(tailStart - c.offset))
               .digest('hex')
           : tailDigest(fd, newOffset);
       c.offset = newOffset;
@@ -230,14 +254,14 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
       c.size = now.size;
       c.mtime = Math.floor(now.mtimeMs / 1000);
       c.updated_at = spec.now();
-      saveCursor(cursorPath, c);
+      save(c);
       files++;
       records += landed.records;
       bytes += window.length;
     }
     if (files === 0) {
-      if (restored || !prev) saveCursor(cursorPath, { ...c, size: st.size, mtime: Math.floor(st.mtimeMs / 1000), updated_at: spec.now() });
-      else if (prev.ino !== c.ino) saveCursor(cursorPath, { ...c, updated_at: spec.now() });
+      if (restored || !prev) save({ ...c, size: st.size, mtime: Math.floor(st.mtimeMs / 1000), updated_at: spec.now() });
+      else if (prev.ino !== c.ino) save({ ...c, updated_at: spec.now() });
       return { status: 'waiting' };
     }
     // Pending: complete lines remain after the last window this pass may read.

@@ -12,6 +12,7 @@ import type { FileKind, PartKind, PartState, SdRecord } from '../formats/session
 import { formatKv, parseKv } from './kv-text.js';
 import { listLanded } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
+import type { SyncBatch } from './sync-batch.js';
 
 export const INDEX_SCHEMA = 5;
 
@@ -357,11 +358,12 @@ export function loadIndex(root: string, session: string): SessionIndex | undefin
   }
 }
 
-function saveIndex(root: string, ix: SessionIndex): void {
+export function saveIndex(root: string, ix: SessionIndex, batch?: SyncBatch): void {
   const dir = indexDir(root, ix.session);
   mkdirSync(dir, { recursive: true });
-  replaceAtomically(join(dir, 'entries.bin'), encodeIndex(ix));
-  replaceAtomically(
+  const replace = batch ? (path: string, content: string | Buffer) => batch.stageReplace(path, content) : replaceAtomically;
+  replace(join(dir, 'entries.bin'), encodeIndex(ix));
+  replace(
     join(dir, 'index.state'),
     formatKv([
       ['schema', INDEX_SCHEMA],
@@ -387,11 +389,11 @@ export function discardIndex(root: string, session: string): void {
 
 /**
  * Brings a session's index up to the landed files: every file above `indexed_seq` is read and
- * added. Call under the session's lock. Returns the index, and how many files it added.
+ * added. Call under the session's lock; with a `batch`, the index is written when it commits. Returns the index, and how many files it added.
  * A landed file that does not read stops indexing at the sequence before it, so parse never
  * reaches past evidence it could not check.
  */
-export function updateIndex(root: string, session: string): { index: SessionIndex; added: number; problems: string[] } {
+export function updateIndex(root: string, session: string, batch?: SyncBatch): { index: SessionIndex; added: number; problems: string[] } {
   let ix = loadIndex(root, session);
   if (!ix || ix.session !== session) ix = { session, indexedSeq: 0, files: [], entries: [] };
   const problems: string[] = [];
@@ -418,6 +420,6 @@ export function updateIndex(root: string, session: string): { index: SessionInde
     ix.indexedSeq = f.seq;
     added++;
   }
-  if (added) saveIndex(root, ix);
+  if (added) saveIndex(root, ix, batch);
   return { index: ix, added, problems };
 }

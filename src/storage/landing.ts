@@ -4,6 +4,9 @@ import { unknownPart } from '../formats/session-data/parts.js';
 import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { landedName } from './layout.js';
 import { WriteOnceFile } from './write-once.js';
+import type { SyncBatch } from './sync-batch.js';
+import { entryFromRecord, type IndexEntry } from './index.js';
+import type { FreshlyLanded } from './fresh-index.js';
 
 /** Everything constant for the files one source lands in one pass. */
 export interface LandingTarget {
@@ -30,30 +33,47 @@ export interface Landed {
 /**
  * Converts source lines and lands them as one Session Data file under the next sequence.
  * Provenance (`ord`, `off`, `sha`, `bytes`) is the collector's; the parts are the dialect's.
+ * With a `batch`, the file is handed to it unsynced, under its temporary name; with `fresh`, its
+ * index entries are kept for `extendIndex`.
  */
 export function landLines(
   target: LandingTarget,
   seq: number,
   lines: Iterable<SourceLine>,
   convert: (line: Buffer) => Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>,
+  batch?: SyncBatch,
+  fresh?: FreshlyLanded[],
 ): Landed {
   const path = join(target.dir, landedName(target.prefix, target.stamp, seq));
   const file = new WriteOnceFile(path);
+  const h = target.header;
+  const entries: IndexEntry[] = [];
+  const add = (w: SessionDataWriter, r: SdRecord) => {
+    const e = fresh ? entryFromRecord(r, seq, w.records + 1, { kind: h.kind, stream: h.stream, batch: h.batch }) : undefined;
+    w.add(r);
+    if (e) entries.push(e);
+  };
   try {
-    const w = new SessionDataWriter(file, { ...target.header, seq, at: target.at });
+    const w = new SessionDataWriter(file, { ...h, seq, at: target.at });
     for (const { line, off, ord } of lines) {
       const base = { ord, off, sha: shortSha(line), bytes: line.length };
       try {
-        w.add({ ...base, ...convert(line) });
+        add(w, { ...base, ...convert(line) });
       } catch (err) {
         // JSON nested thousands deep parses but overflows the stack when converted or written: the
         // line still lands, whole, as an unknown part with the reason, and the source goes on.
         if (!(err instanceof RangeError)) throw err;
-        w.add({ ...base, parts: [unknownPart(line, `the record could not be converted or written: ${err.message}`)] });
+        add(w, { ...base, parts: [unknownPart(line, `the record could not be converted or written: ${err.message}`)] });
       }
     }
-    const { digest, records } = w.close();
-    file.commit();
+    const { digest, records, fileDigest } = w.close();
+    // The index learns the file from what was written, without reading it back.
+    fresh?.push({ seq, path, kind: h.kind, stream: h.stream, batch: h.batch, digest: fileDigest, records, entries });
+    // In a batch the file is synced and installed with the others, before any cursor moves.
+    if (batch) {
+      const r = file.release();
+      batch.stageFile(r.fd, r.tmp, r.final);
+    } else file.commit();
     return { seq, path, records, digest };
   } catch (err) {
     file.abort();

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { formatKv, parseKv } from './kv-text.js';
 import { replaceAtomically } from './write-once.js';
+import type { SyncBatch } from './sync-batch.js';
 import { highestSeqOnDisk, sessionStatePath } from './layout.js';
 
 export interface SessionState {
@@ -20,8 +21,8 @@ export function loadSessionState(root: string, session: string): SessionState | 
   }
 }
 
-export function saveSessionState(root: string, session: string, s: SessionState): void {
-  replaceAtomically(
+export function saveSessionState(root: string, session: string, s: SessionState, batch?: SyncBatch): void {
+  (batch ? (p: string, c: string) => batch.stageReplace(p, c) : replaceAtomically)(
     sessionStatePath(root, session),
     formatKv([
       ['schema', 1],

@@ -1,10 +1,12 @@
-import { closeSync, fstatSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { shortSha } from '../formats/session-data/encode.js';
 import { readSessionData } from '../formats/session-data/decode.js';
 import type { SdRecord } from '../formats/session-data/types.js';
-import { loadCursor, saveCursor, type SnapshotCursor } from './cursor.js';
+import { formatCursor, loadCursor, saveCursor, type Cursor, type SnapshotCursor } from './cursor.js';
+import type { SyncBatch } from './sync-batch.js';
+import type { FreshlyLanded } from './fresh-index.js';
 import { landLines, type LandingTarget } from './landing.js';
 import { listDir, parseLandedName } from './layout.js';
 import { openSourceFile, type SourceOutcome } from './append-source.js';
@@ -18,6 +20,10 @@ export interface SnapshotSourceSpec {
   now: () => string;
   /** Test hook: called after the version landed and before its cursor commits (where a kill once landed it twice). */
   afterLand?: () => void;
+  /** Lands into this batch: files and cursor writes are made durable together when its owner commits it (`afterLand` is then the batch's). */
+  batch?: SyncBatch;
+  /** Collects each landed file's index entries, for `extendIndex`. */
+  fresh?: FreshlyLanded[];
 }
 
 /**
@@ -52,11 +58,27 @@ function trimTrailingNewlines(buf: Buffer): Buffer {
 }
 
 /**
+ * Whether a snapshot source is, by its cursor, certainly unchanged: an active cursor of this
+ * source, a regular file, and content of the digest already landed (or empty). Read-only.
+ */
+export function snapshotSourceQuiet(path: string, rel: string, c: Cursor | undefined): boolean {
+  if (c?.kind !== 'snapshot' || c.state !== 'active' || c.source !== rel) return false;
+  try {
+    if (!lstatSync(path).isFile()) return false;
+    const doc = trimTrailingNewlines(readFileSync(path));
+    return doc.length === 0 || createHash('sha256').update(doc).digest('hex') === c.content_sha256;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * A source rewritten whole (sidecar, manifest, script) is tracked by a digest of its content.
  * A changed digest lands the whole document as a new one-record file: a new immutable version,
  * never an edit. An empty file lands nothing.
  */
 export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: string): SourceOutcome {
+  const save = (c: Cursor) => (spec.batch ? spec.batch.stageReplace(cursorPath, formatCursor(c)) : saveCursor(cursorPath, c));
   const prev = loadCursor(cursorPath);
   if (prev && prev.kind !== 'snapshot') return { status: 'conflict', reason: `cursor ${cursorPath} is not a snapshot cursor`, known: false };
   if (prev && prev.source !== spec.rel) {
@@ -75,7 +97,7 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      if (prev && prev.state !== 'source_gone') saveCursor(cursorPath, { ...prev, state: 'source_gone', updated_at: spec.now() });
+      if (prev && prev.state !== 'source_gone') save({ ...prev, state: 'source_gone', updated_at: spec.now() });
       return { status: 'source_gone' };
     }
     throw err;
@@ -85,22 +107,22 @@ export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: stri
     ? { ...prev, state: 'active' }
     : { kind: 'snapshot', source: spec.rel, size: 0, mtime: 0, last_seq: 0, updated_at: '', state: 'active' };
   if (doc.length === 0) {
-    if (prev?.state === 'source_gone') saveCursor(cursorPath, { ...c, updated_at: spec.now() });
+    if (prev?.state === 'source_gone') save({ ...c, updated_at: spec.now() });
     return { status: 'unchanged' };
   }
   const digest = createHash('sha256').update(doc).digest('hex');
   if (digest === c.content_sha256) {
-    if (prev?.state === 'source_gone') saveCursor(cursorPath, { ...c, updated_at: spec.now() });
+    if (prev?.state === 'source_gone') save({ ...c, updated_at: spec.now() });
     return { status: 'unchanged' };
   }
   const already = uncommittedVersionOf(spec, c.last_seq, doc);
   if (already !== undefined) {
-    saveCursor(cursorPath, { ...c, content_sha256: digest, size: raw.length, mtime, last_seq: already, updated_at: spec.now() });
+    save({ ...c, content_sha256: digest, size: raw.length, mtime, last_seq: already, updated_at: spec.now() });
     return { status: 'unchanged' };
   }
   const seq = spec.nextSeq();
-  landLines(spec.target, seq, [{ line: doc, off: 0, ord: 1 }], spec.convert);
-  spec.afterLand?.();
-  saveCursor(cursorPath, { ...c, content_sha256: digest, size: raw.length, mtime, last_seq: seq, updated_at: spec.now() });
+  landLines(spec.target, seq, [{ line: doc, off: 0, ord: 1 }], spec.convert, spec.batch, spec.fresh);
+  if (!spec.batch) spec.afterLand?.();
+  save({ ...c, content_sha256: digest, size: raw.length, mtime, last_seq: seq, updated_at: spec.now() });
   return { status: 'landed', files: 1, records: 1, bytes: raw.length, pending: false };
 }

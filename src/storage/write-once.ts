@@ -191,6 +191,17 @@ export class WriteOnceFile {
     fsyncDir(dirname(this.final));
   }
 
+  /**
+   * Hands the written file over unsynced and still under its temporary name, for a `SyncBatch`
+   * to sync, install and close together with others. The file is spent afterwards.
+   */
+  release(): { fd: number; tmp: string; final: string } {
+    this.flush();
+    const fd = this.fd!;
+    this.fd = undefined;
+    return { fd, tmp: this.tmp, final: this.final };
+  }
+
   abort(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;

@@ -71,11 +71,14 @@ export class SessionDataWriter {
   }
 
   /** Writes the closing line. The writer is spent afterwards. */
-  close(): { digest: string; records: number } {
+  close(): { digest: string; records: number; fileDigest: string } {
+    // The whole file's digest (closing line included) is the index's, computed here so nothing is read back.
+    const whole = this.hash.copy();
     const digest = this.hash.digest('hex');
     const closing: Closing = { t: 'end', records: this.count, digest };
-    this.sink.write(JSON.stringify(closing) + '\n');
-    return { digest, records: this.count };
+    const closingLine = JSON.stringify(closing) + '\n';
+    this.sink.write(closingLine);
+    return { digest, records: this.count, fileDigest: whole.update(closingLine, 'utf8').digest('hex') };
   }
 }
 

@@ -43,6 +43,8 @@ export interface ParseResult {
   /** The landed sequence the chain covers after this parse. */
   throughSeq: number;
   head: number;
+  /** The head round's digest after this parse (what a cached summary is keyed by). */
+  headDigest?: string;
   summary?: {
     talks: number;
     runs: number;
@@ -187,6 +189,7 @@ export function parseSession(o: ParseOptions): ParseResult {
     result.status = result.rounds.length ? 'written' : 'unchanged';
     result.throughSeq = through;
     result.head = fold.rounds;
+    result.headDigest = fold.headDigest;
     assembled ??= assemble({ session, entries });
     result.summary = summarize(assembled);
     return result;

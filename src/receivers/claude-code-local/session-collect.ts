@@ -15,11 +15,14 @@ import { collectAppendSource, type SourceOutcome } from '../../storage/append-so
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import { FileLock } from '../../storage/lock.js';
-import { indexDir, readIndexState, updateIndex } from '../../storage/index.js';
+import { indexDir, readIndexState } from '../../storage/index.js';
+import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { removeDeadTemporaries } from '../../storage/write-once.js';
 import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
+import { BATCH_FILES, SyncBatch } from '../../storage/sync-batch.js';
+import { quietSession } from './quiet-session.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 
 export interface LocalCollectOptions {
@@ -131,12 +134,32 @@ export function countConflicts(root: string, session: string): number {
   return n;
 }
 
-export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport): void {
+/** A session collected into a batch and still held under its lock until the batch is durable. */
+interface HeldSession {
+  id: string;
+  lock: FileLock;
+  counter: SequenceCounter;
+  firstSeq: number;
+  listed: Set<string>;
+  at: string;
+  /** What landed this pass, for the index without reading it back. */
+  fresh: FreshlyLanded[];
+}
+
+/**
+ * Collects one session's sources into `batch` under the session's lock, which stays held until
+ * `finishSessions`. Undefined when another process holds the lock or the session failed (reported).
+ */
+function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport, batch: SyncBatch): HeldSession | undefined {
   report.sessions++;
+  if (quietSession(o.root, s)) {
+    report.sources += s.sources.length; // each looked at, each unchanged
+    return undefined;
+  }
   const lock = new FileLock(sessionLockPath(o.root, s.id));
   if (!lock.tryAcquire()) {
     report.busy++;
-    return;
+    return undefined;
   }
   try {
     sweepTemporaries(o.root, s.id);
@@ -148,6 +171,7 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
     const now = () => rfc3339((o.clock ?? nowNs)());
     const claimed = new Map<string, string>();
     const listed = new Set<string>();
+    const fresh: FreshlyLanded[] = [];
     // Main transcript first, then children, runs: the order files land in within a pass.
     const order = (x: SourceFile) => (x.area === 'streams' && x.stream === 'main' ? 0 : x.area === 'streams' ? 1 : 2);
     const sources = [...s.sources].sort((a, b) => order(a) - order(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
@@ -178,12 +202,13 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
                   nextSeq: () => counter.take(),
                   convert: converterFor(src),
                   now,
-                  afterLand: o.afterLand,
+                  batch,
+                  fresh,
                 },
                 cursorPath,
               )
             : collectSnapshotSource(
-                { path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, afterLand: o.afterLand },
+                { path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, batch, fresh },
                 cursorPath,
               );
       } catch (err) {
@@ -192,20 +217,92 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
       }
       recordOutcome(report, src, outcome);
     }
-    markPruned(o.root, o.sourceRoot, s.id, listed, report);
-    // The index follows what landed; after a crash it catches up with every file above indexed_seq.
-    if ((readIndexState(o.root, s.id)?.indexedSeq ?? 0) < counter.peek() - 1) {
-      const { problems } = updateIndex(o.root, s.id);
-      for (const p of problems) report.errors.push({ where: join(o.root, s.id, 'index'), message: p });
-    }
-    if (counter.peek() !== firstSeq || !loadSessionState(o.root, s.id)) {
-      saveSessionState(o.root, s.id, { next_seq: counter.peek(), liveness: 'unknown', last_scan: at });
-    }
+    return { id: s.id, lock, counter, firstSeq, listed, at, fresh };
   } catch (err) {
     report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
-  } finally {
     lock.release();
+    return undefined;
   }
+}
+
+/**
+ * After the batch that landed them is durable: each held session's pruned sources, its index and
+ * its session.state, written through a second batch, then its lock released. When the first batch
+ * failed (`landed` false), the sessions are only released: the next pass lands what this one did not.
+ */
+function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: PassReport, state: SyncBatch): void {
+  for (const h of held) {
+    try {
+      markPruned(o.root, o.sourceRoot, h.id, h.listed, report);
+      // The index follows what landed; after a crash it catches up with every file above indexed_seq.
+      if ((readIndexState(o.root, h.id)?.indexedSeq ?? 0) < h.counter.peek() - 1) {
+        const { problems } = extendIndex(o.root, h.id, h.fresh, state);
+        for (const p of problems) report.errors.push({ where: join(o.root, h.id, 'index'), message: p });
+      }
+      if (h.counter.peek() !== h.firstSeq || !loadSessionState(o.root, h.id)) {
+        saveSessionState(o.root, h.id, { next_seq: h.counter.peek(), liveness: 'unknown', last_scan: h.at }, state);
+      }
+    } catch (err) {
+      report.errors.push({ where: join(o.root, h.id), message: (err as Error).message });
+    }
+  }
+}
+
+function releaseAll(held: HeldSession[]): void {
+  for (const h of held.splice(0)) h.lock.release();
+}
+
+function batchFailed(held: HeldSession[], o: LocalCollectOptions, report: PassReport, err: unknown): void {
+  for (const h of held) report.errors.push({ where: join(o.root, h.id), message: `landing not made durable: ${(err as Error).message}` });
+}
+
+/** Collects one session on this thread, its syncs one after another. */
+export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport): void {
+  const batch = new SyncBatch();
+  const h = beginSession(s, o, report, batch);
+  if (!h) {
+    batch.abort();
+    return;
+  }
+  const held = [h];
+  try {
+    batch.commitSync(o.afterLand);
+    finishSessions(held, o, report, batch);
+    batch.commitSync();
+  } catch (err) {
+    batch.abort();
+    batchFailed(held, o, report, err);
+  } finally {
+    releaseAll(held);
+  }
+}
+
+/**
+ * Collects sessions one after another into shared batches: every `BATCH_FILES` landed files (or
+ * at the end) the batch's files are synced side by side on the thread pool, then the cursors,
+ * indexes and session states of its sessions, then their locks are released.
+ */
+export async function collectSessions(sessions: DiscoveredSession[], o: LocalCollectOptions, report: PassReport): Promise<void> {
+  const batch = new SyncBatch();
+  const held: HeldSession[] = [];
+  const flush = async () => {
+    try {
+      await batch.commit(o.afterLand);
+      finishSessions(held, o, report, batch);
+      await batch.commit();
+    } catch (err) {
+      batch.abort();
+      batchFailed(held, o, report, err);
+    } finally {
+      releaseAll(held);
+    }
+  };
+  for (const s of sessions) {
+    const h = beginSession(s, o, report, batch);
+    if (h) held.push(h);
+    if (batch.pendingFiles >= BATCH_FILES) await flush();
+  }
+  await flush();
 }
 
 function recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutcome): void {

@@ -3,7 +3,10 @@ import { availableParallelism } from 'node:os';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
 import type { LocalCollectOptions, PassReport } from './session-collect.js';
 
-type Job = { session: DiscoveredSession; opts: LocalCollectOptions };
+type Job = { sessions: DiscoveredSession[]; opts: LocalCollectOptions };
+
+/** Sessions handed to a worker at once: enough for its sync batches to fill, few enough that the workers finish together. */
+const GROUP = 12;
 
 /** The default worker count: one per core, at most four (collection is mostly parse and hash). */
 export function defaultWorkers(): number {
@@ -16,8 +19,9 @@ function weight(s: DiscoveredSession): number {
 }
 
 /**
- * A small pool of worker threads, each collecting one whole session at a time. A session never
- * splits across threads: its lock and its sequence counter belong to one collector.
+ * A small pool of worker threads, each collecting a group of whole sessions at a time (their syncs
+ * batched together). A session never splits across threads: its lock and its sequence counter
+ * belong to one collector.
  */
 export class SessionPool {
   private readonly workers: Worker[] = [];
@@ -37,14 +41,14 @@ export class SessionPool {
     const drive = (w: Worker) =>
       new Promise<void>((resolve, reject) => {
         const next = () => {
-          const session = queue.shift();
-          if (!session) {
+          const sessions = queue.splice(0, GROUP);
+          if (sessions.length === 0) {
             w.off('message', onMessage);
             w.off('error', reject);
             resolve();
             return;
           }
-          w.postMessage({ session, opts } satisfies Job);
+          w.postMessage({ sessions, opts } satisfies Job);
         };
         const onMessage = (r: PassReport) => {
           results.push(r);

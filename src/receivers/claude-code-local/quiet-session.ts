@@ -1,0 +1,41 @@
+/**
+ * A session with nothing to do this pass, found without its lock and without writing: every
+ * source is unchanged by its cursor, no cursor lacks its source, no writer left anything behind,
+ * and the index and session.state are current. Such a session costs a few reads and stats; any
+ * doubt sends it down the full path, which takes the lock and judges each source itself.
+ */
+import { join } from 'node:path';
+import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
+import { appendSourceQuiet } from '../../storage/append-source.js';
+import { snapshotSourceQuiet } from '../../storage/snapshot-source.js';
+import { loadCursor } from '../../storage/cursor.js';
+import { indexDir, readIndexState } from '../../storage/index.js';
+import { landedDirs, listDir, parseLandedName } from '../../storage/layout.js';
+import { SESSION_STATE } from '../../storage/entry-names.js';
+
+const isTemporary = (name: string) => name.startsWith('.tmp-');
+
+export function quietSession(root: string, s: DiscoveredSession): boolean {
+  const top = listDir(join(root, s.id));
+  // A lock held now, or left by a killed holder; a temporary anywhere; no session.state: the full path.
+  if (top.length === 0 || top.includes('.lock') || !top.includes(SESSION_STATE) || top.some(isTemporary)) return false;
+  let cursors = 0;
+  let highest = 0;
+  for (const { dir, otlp } of landedDirs(root, s.id)) {
+    for (const name of listDir(dir)) {
+      if (isTemporary(name)) return false;
+      if (!otlp && name.endsWith('.cursor')) cursors++;
+      const seq = parseLandedName(name)?.seq ?? 0;
+      if (seq > highest) highest = seq;
+    }
+  }
+  // One cursor per source and no other: a cursor whose source is gone is the full path's to mark.
+  if (cursors !== s.sources.length) return false;
+  if (listDir(indexDir(root, s.id)).some(isTemporary) || listDir(join(root, s.id, 'metrics')).some(isTemporary)) return false;
+  if ((readIndexState(root, s.id)?.indexedSeq ?? -1) < highest) return false;
+  for (const src of s.sources) {
+    const c = loadCursor(join(root, s.id, src.area, src.areaName, `${src.prefix}.cursor`));
+    if (!(src.reading === 'append' ? appendSourceQuiet(src.path, src.rel, c) : snapshotSourceQuiet(src.path, src.rel, c))) return false;
+  }
+  return true;
+}

@@ -1,0 +1,216 @@
+/**
+ * `npm run bench:history`: a heavy user's whole history, side by side in one run. Real Claude Code
+ * sessions recorded with the lab (tools, helpers, resume, compaction) are replicated with fresh
+ * ids to at least 250 MB and 700 sessions (`BENCH_SCALE` scales both), then measured: the floor
+ * (every line read, parsed and hashed on one thread), `collect --once` first and with nothing new,
+ * `parse` first and with nothing new, ccusage `session --json` on the same directory, and the
+ * service's time from one appended line to the page. Figures are one run on this machine, as JSON.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { seedSessions } from './history-seeds.js';
+import { generateHistory } from './history-corpus.js';
+import { serviceLatency } from './history-service.js';
+
+const MB = 1e6;
+const REPO = resolve(process.cwd());
+const BIN = join(REPO, 'bin', 'aszcol.js');
+const CCUSAGE = join(REPO, 'node_modules', '.bin', 'ccusage');
+const s = (ms: number) => +(ms / 1000).toFixed(2);
+
+/** Every file under `dir`. */
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...walk(p));
+    else out.push(p);
+  }
+  return out;
+}
+
+/** The floor: every line of every source read, JSON.parse'd and SHA-256'd, on one thread. */
+function floor(projects: string): { ms: number; cpuS: number; bytes: number; lines: number } {
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  let bytes = 0,
+    lines = 0;
+  for (const path of walk(projects)) {
+    const buf = readFileSync(path);
+    bytes += buf.length;
+    if (!path.endsWith('.jsonl')) {
+      JSON.parse(buf.toString('utf8'));
+      createHash('sha256').update(buf).digest();
+      lines++;
+      continue;
+    }
+    for (let from = 0; from < buf.length;) {
+      let nl = buf.indexOf(10, from);
+      if (nl < 0) nl = buf.length;
+      const line = buf.subarray(from, nl);
+      if (line.length) {
+        JSON.parse(line.toString('utf8'));
+        createHash('sha256').update(line).digest();
+        lines++;
+      }
+      from = nl + 1;
+    }
+  }
+  const c = process.cpuUsage(c0);
+  return { ms: performance.now() - t0, cpuS: +((c.user + c.system) / 1e6).toFixed(2), bytes, lines };
+}
+
+/** Runs a command under `/usr/bin/time`, so its peak RSS (threads included) is the kernel's figure. */
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): { ms: number; cpuS: number; peakRssMb: number; stdout: string; code: number } {
+  const t0 = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', 'ASZ_MAXRSS_KB=%M ASZ_CPU_S=%U+%S', cmd, ...args], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  const ms = performance.now() - t0;
+  const rss = /ASZ_MAXRSS_KB=(\d+)/.exec(r.stderr ?? '');
+  const cpu = /ASZ_CPU_S=([\d.]+)\+([\d.]+)/.exec(r.stderr ?? '');
+  if (r.status !== 0) process.stderr.write(`${cmd} ${args.join(' ')} exited ${r.status}: ${(r.stderr ?? '').slice(-2000)}\n`);
+  const cpuS = cpu ? +(Number(cpu[1]) + Number(cpu[2])).toFixed(2) : NaN;
+  return { ms, cpuS, peakRssMb: rss ? +((Number(rss[1]) * 1024) / MB).toFixed(1) : NaN, stdout: r.stdout ?? '', code: r.status ?? -1 };
+}
+
+function dropCachesHint(): string {
+  return 'page cache warm: the corpus was just written, as on a laptop that used those files today';
+}
+
+async function main(): Promise<void> {
+  const scale = Number(process.env.BENCH_SCALE ?? 1);
+  const base = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-history-'));
+  const home = join(base, 'home');
+  const projects = join(home, 'projects');
+  const root = join(base, 'data');
+  const config = join(base, 'aszcol.yaml');
+  writeFileSync(
+    config,
+    [
+      'storage:',
+      `  root: ${JSON.stringify(root)}`,
+      'receivers:',
+      '  claude_code_local:',
+      `    source_root: ${JSON.stringify(projects)}`,
+      '    exclude: []',
+      '    interval: 1s',
+      'processors:',
+      '  assembler:',
+      'extensions:',
+      '  view:',
+      '    endpoint: 127.0.0.1:0',
+      'service:',
+      '  extensions: [view]',
+      '  pipelines:',
+      '    sessions:',
+      '      receivers: [claude_code_local]',
+      '      processors: [assembler]',
+      '  telemetry:',
+      '    metrics:',
+      '      address: 127.0.0.1:0',
+      '',
+    ].join('\n'),
+  );
+  const result: Record<string, unknown> = { benchmark: 'history', node: process.version, scale, cores: (await import('node:os')).availableParallelism() };
+  try {
+    const seeds = await seedSessions((m) => process.stderr.write(`bench:history: ${m}\n`));
+    const g0 = performance.now();
+    const corpus = generateHistory(projects, seeds, { minSessions: Math.round(750 * scale), minBytes: 255 * MB * scale });
+    result.corpus = {
+      sessions: corpus.sessions,
+      sources: corpus.sources,
+      mb: +(corpus.bytes / MB).toFixed(1),
+      kinds: corpus.kinds,
+      seeds: seeds.map((x) => ({ kind: x.kind, files: x.files.length, kb: +(x.bytes / 1000).toFixed(1) })),
+      generate_s: s(performance.now() - g0),
+      cache: dropCachesHint(),
+    };
+
+    const f = floor(projects);
+    result.floor = {
+      seconds: s(f.ms),
+      mb_per_s: +(f.bytes / MB / (f.ms / 1000)).toFixed(1),
+      lines: f.lines,
+      what: 'read, JSON.parse and SHA-256 every line, one thread',
+    };
+
+    const cli = (args: string[]) => timed(process.execPath, [BIN, ...args, '--config', config]);
+    const c1 = cli(['collect', '--once', '--json']);
+    const c2 = cli(['collect', '--once', '--json']);
+    const p1 = cli(['parse', '--json']);
+    const p2 = cli(['parse', '--json']);
+    const pass = (r: ReturnType<typeof cli>) =>
+      JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { sources?: number; landedBytes?: number; errors?: unknown[]; durationMs?: number };
+    const first = pass(c1);
+    result.collect_first = {
+      seconds: s(c1.ms),
+      mb_per_s: +(corpus.bytes / MB / (c1.ms / 1000)).toFixed(1),
+      of_floor: +(f.ms / c1.ms).toFixed(2),
+      pass_s: s(first.durationMs ?? NaN),
+      pass_of_floor: +(f.ms / (first.durationMs ?? NaN)).toFixed(2),
+      cpu_s: c1.cpuS,
+      landed_mb: +((first.landedBytes ?? 0) / MB).toFixed(1),
+      errors: first.errors?.length ?? -1,
+      peak_rss_mb: c1.peakRssMb,
+      target: '>= 0.6 of the floor',
+    };
+    const second = pass(c2);
+    result.collect_nothing_new = {
+      seconds: s(c2.ms),
+      sources: second.sources,
+      s_per_1000_sources: +(c2.ms / 1000 / ((second.sources ?? 1) / 1000)).toFixed(3),
+      pass_s: s(second.durationMs ?? NaN),
+      pass_s_per_1000_sources: +((second.durationMs ?? NaN) / 1000 / ((second.sources ?? 1) / 1000)).toFixed(3),
+      cpu_s: c2.cpuS,
+      peak_rss_mb: c2.peakRssMb,
+      target: '<= 0.3 s per 1,000 sources',
+    };
+    result.parse_first = { seconds: s(p1.ms), cpu_s: p1.cpuS, exit: p1.code, peak_rss_mb: p1.peakRssMb };
+    result.parse_nothing_new = {
+      seconds: s(p2.ms),
+      cpu_s: p2.cpuS,
+      sessions: corpus.sessions,
+      s_per_750_sessions: +((p2.ms / 1000) * (750 / corpus.sessions)).toFixed(2),
+      peak_rss_mb: p2.peakRssMb,
+      target: '<= 0.2 s for 750 sessions',
+    };
+    // A command's start (node, its modules) is in every figure above: measured alone, for reading them.
+    const bare = timed(process.execPath, [BIN, 'validate', '--config', config]);
+    result.cli_start_s = s(bare.ms);
+
+    const cc = timed(CCUSAGE, ['session', '--json', '--offline'], { CLAUDE_CONFIG_DIR: home });
+    let ccSessions = -1;
+    try {
+      ccSessions = (JSON.parse(cc.stdout) as { sessions?: unknown[] }).sessions?.length ?? -1;
+    } catch {
+      /* reported as -1 */
+    }
+    const ours = c1.ms + p1.ms;
+    result.ccusage = {
+      version: execFileSync(CCUSAGE, ['--version'], { encoding: 'utf8' }).trim(),
+      seconds: s(cc.ms),
+      cpu_s: cc.cpuS,
+      sessions: ccSessions,
+      peak_rss_mb: cc.peakRssMb,
+      collect_plus_parse_s: s(ours),
+      ours_over_ccusage: +(ours / cc.ms).toFixed(2),
+      target: 'collect + parse faster than ccusage (ratio < 1)',
+    };
+
+    result.service = await serviceLatency({ config, projects, root, bin: BIN, appendLine: appendFileSync });
+    const peaks = [c1.peakRssMb, c2.peakRssMb, p1.peakRssMb, p2.peakRssMb, (result.service as { peak_rss_mb: number }).peak_rss_mb];
+    result.peak_rss_mb = { max: Math.max(...peaks), target: '< 300 MB' };
+  } finally {
+    if (!process.env.BENCH_KEEP) rmSync(base, { recursive: true, force: true });
+    else result.kept = base;
+  }
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+}
+
+await main();
