@@ -27,6 +27,8 @@ export interface LabOptions {
   mcp?: string;
   /** The mock's own copy of every request body it received, one file per request id. */
   logBodies?: string;
+  /** Extra environment for the runtime, `K=V,…` (`OTEL_LOG_USER_PROMPTS=1`). */
+  env?: string;
 }
 
 export const LAB_SCRIPT = join(SHARED, 'lab', 'scripts', 'basic.json');

@@ -1,24 +1,44 @@
-import { endpoint, formatEndpoint, join, mapping } from '../../config/reader.js';
+import { endpoint, formatEndpoint, join, mapping, strList } from '../../config/reader.js';
+import { ConfigError } from '../../util/errors.js';
 import { allowedHosts } from '../../component/http.js';
+import { WITHHOLD_CATEGORIES, isWithholdCategory, type WithholdCategory } from '../../formats/view/withhold.js';
 
 export interface ViewConfig {
   /** `host:port`, as the collector writes listen addresses; port 0 takes any free port. */
   endpoint: string;
   /** Host names answered beyond IP literals, localhost and the bound host (component/http.ts). */
   allowedHosts: string[];
+  /** What the page and the JSON API withhold from every reader (formats/view/withhold.ts). */
+  hide?: WithholdCategory[];
 }
 
 export const VIEW_DEFAULT_ENDPOINT = '127.0.0.1:8787';
 
 export function defaultViewConfig(): ViewConfig {
-  return { endpoint: VIEW_DEFAULT_ENDPOINT, allowedHosts: [] };
+  return { endpoint: VIEW_DEFAULT_ENDPOINT, allowedHosts: [], hide: [] };
 }
 
 /**
- * `extensions.view`: `endpoint` and `allowed_hosts`. Absent or null means the default. Throws ConfigError at the
+ * `extensions.view`: `endpoint`, `allowed_hosts` and `hide`. Absent or null means the default. Throws ConfigError at the
  * exact path of the value that is wrong.
  */
 export function validateViewConfig(raw: unknown, path: string): ViewConfig {
-  const m = mapping(raw, path, ['endpoint', 'allowed_hosts']);
-  return { endpoint: formatEndpoint(endpoint(m.endpoint, join(path, 'endpoint'), VIEW_DEFAULT_ENDPOINT)), allowedHosts: allowedHosts(m.allowed_hosts, path) };
+  const m = mapping(raw, path, ['endpoint', 'allowed_hosts', 'hide']);
+  return {
+    endpoint: formatEndpoint(endpoint(m.endpoint, join(path, 'endpoint'), VIEW_DEFAULT_ENDPOINT)),
+    allowedHosts: allowedHosts(m.allowed_hosts, path),
+    hide: withholdList(m.hide, join(path, 'hide')),
+  };
+}
+
+/** A `hide` list: known category names, each once; every error at the item's exact path. */
+export function withholdList(v: unknown, path: string): WithholdCategory[] {
+  const seen = new Set<string>();
+  return strList(v, path, []).map((name, i) => {
+    if (!isWithholdCategory(name))
+      throw new ConfigError(join(path, i), `"${name}" is not a category that can be withheld; one of ${WITHHOLD_CATEGORIES.join(', ')}`);
+    if (seen.has(name)) throw new ConfigError(join(path, i), `"${name}" is listed twice`);
+    seen.add(name);
+    return name;
+  });
 }

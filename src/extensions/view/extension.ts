@@ -13,7 +13,7 @@ import { emptyRootGuide } from './empty-root.js';
 import type { ServiceDescription } from '../../component/component.js';
 import { callsAnswer, toolsAnswer } from './figures-api.js';
 import type { ViewConfig } from './config.js';
-import type { ViewDocument } from '../../formats/view/types.js';
+import { WithheldAnswers } from './withheld-api.js';
 
 export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
 
@@ -41,12 +41,14 @@ export class ViewExtension {
   private server: Server | undefined;
   private bound = '';
   readonly catalog: ViewCatalog;
+  private readonly withheld: WithheldAnswers;
 
   constructor(
     private readonly cfg: ViewConfig,
     private readonly ctx: ViewContext,
   ) {
     this.catalog = new ViewCatalog(ctx.storageRoot);
+    this.withheld = new WithheldAnswers(cfg.hide ?? []);
   }
 
   /** The catalog's status; inside the service also what the service does, with a hint that fits. */
@@ -102,25 +104,25 @@ export class ViewExtension {
       res.json(this.status());
     });
     api.get('/conversations', (_req, res) => {
-      const rows = this.catalog.rows();
+      const rows = this.withheld.rows(this.catalog.rows());
       res.json({ conversations: rows, ...(rows.length ? {} : emptyRootGuide(this.catalog.root, this.ctx.describeService?.())) });
     });
     api.get('/c/:id/view', (req, res) => {
       const v = this.catalog.view(String(req.params.id));
       if (!v.cached) this.ctx.log?.('debug', 'view built', { conversation: req.params.id, ms: Math.round(v.builtMs), bytes: v.json.length });
-      res.type('application/json').send(v.json);
+      res.type('application/json').send(this.withheld.documentJson(v.json));
     });
     api.get('/c/:id/calls', (req, res) => {
-      res.json(callsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
+      res.json(callsAnswer(this.withheld.document(this.catalog.view(String(req.params.id)).json)));
     });
     api.get('/c/:id/tools', (req, res) => {
-      res.json(toolsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
+      res.json(toolsAnswer(this.withheld.document(this.catalog.view(String(req.params.id)).json)));
     });
     api.get('/c/:id/changes', (req, res) => {
-      res.json(this.catalog.changes(String(req.params.id)));
+      res.json(this.withheld.changes(this.catalog.changes(String(req.params.id))));
     });
     api.get('/c/:id/record/:seq/:row', (req, res) => {
-      res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
+      res.json(this.withheld.record(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row))));
     });
     api.get('/glossary', (_req, res) => {
       res.json({ dialect: GLOSSARY_DIALECT, terms: TERMS, fields: FIELDS });
