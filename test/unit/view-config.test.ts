@@ -29,7 +29,7 @@ describe('extensions.view', () => {
     expect(problem({ endpoint: '127.0.0.1:70000' })).toMatchObject({ path: 'extensions.view.endpoint', reason: expect.stringMatching(/out of range/) });
     expect(problem({ endpoint: '' })).toMatchObject({ path: 'extensions.view.endpoint' });
     expect(problem({ endpoint: [1] })).toMatchObject({ path: 'extensions.view.endpoint', reason: expect.stringMatching(/must be a string/) });
-    expect(problem({ listen: '127.0.0.1:1' })).toEqual({ path: 'extensions.view.listen', reason: 'unknown key; allowed here: endpoint, allowed_hosts' });
+    expect(problem({ listen: '127.0.0.1:1' })).toEqual({ path: 'extensions.view.listen', reason: 'unknown key; allowed here: endpoint, allowed_hosts, hide' });
     expect(problem('127.0.0.1:8787')).toMatchObject({ path: 'extensions.view', reason: expect.stringMatching(/must be a mapping/) });
   });
 });

@@ -8,14 +8,14 @@ export interface ViewConfig {
   endpoint: string;
   /** Host names answered beyond IP literals, localhost and the bound host (component/http.ts). */
   allowedHosts: string[];
-  /** What the page and the JSON API withhold from every reader (formats/view/withhold.ts). */
+  /** What the page and the JSON API withhold from every reader (formats/view/withhold.ts); absent when nothing is. */
   hide?: WithholdCategory[];
 }
 
 export const VIEW_DEFAULT_ENDPOINT = '127.0.0.1:8787';
 
 export function defaultViewConfig(): ViewConfig {
-  return { endpoint: VIEW_DEFAULT_ENDPOINT, allowedHosts: [], hide: [] };
+  return { endpoint: VIEW_DEFAULT_ENDPOINT, allowedHosts: [] };
 }
 
 /**
@@ -24,10 +24,11 @@ export function defaultViewConfig(): ViewConfig {
  */
 export function validateViewConfig(raw: unknown, path: string): ViewConfig {
   const m = mapping(raw, path, ['endpoint', 'allowed_hosts', 'hide']);
+  const hide = withholdList(m.hide, join(path, 'hide'));
   return {
     endpoint: formatEndpoint(endpoint(m.endpoint, join(path, 'endpoint'), VIEW_DEFAULT_ENDPOINT)),
     allowedHosts: allowedHosts(m.allowed_hosts, path),
-    hide: withholdList(m.hide, join(path, 'hide')),
+    ...(hide.length ? { hide } : {}),
   };
 }
 

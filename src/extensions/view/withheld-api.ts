@@ -1,8 +1,8 @@
 /**
  * The JSON API's answers less what `extensions.view.hide` withholds: the document (and the
  * `/calls` and `/tools` rows read from it), a landed record, the workspace changes and the list's
- * rows. With nothing withheld every answer passes through unchanged, bar the document's empty
- * `summary.withheld`.
+ * rows. With nothing withheld every answer passes through unchanged (the document already says
+ * `summary.withheld: {}`).
  */
 import { claudeCodeWithheldContent } from '../../adapters/claude-code/withheld-content.js';
 import type { ViewDocument } from '../../formats/view/types.js';
@@ -20,6 +20,7 @@ export class WithheldAnswers {
 
   /** The served document as JSON text. */
   documentJson(json: string): string {
+    if (!this.hide.size) return json; // served-view.ts already says nothing is withheld
     if (this.last?.json === json) return this.last.out;
     const out = JSON.stringify(withholdDocument(JSON.parse(json) as ViewDocument, this.hide));
     this.last = { json, out };
