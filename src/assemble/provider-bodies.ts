@@ -1,5 +1,6 @@
 import { entityId, type Ref } from '../formats/session-flow/types.js';
 import { addUnresolved, refOf, type AssemblyContext } from './context.js';
+import type { FigureValue, Figures } from '../storage/index-figures.js';
 
 interface BodyFigures {
   role: 'request' | 'response';
@@ -10,13 +11,19 @@ interface BodyFigures {
   why?: string;
 }
 
-function read(figures: string): BodyFigures | undefined {
-  try {
-    const f = JSON.parse(figures) as BodyFigures;
-    return f.role === 'request' || f.role === 'response' ? f : undefined;
-  } catch {
-    return undefined;
-  }
+/** The figures the index keeps of a body (storage/index.ts), read by name. */
+function read(figures: Figures): BodyFigures | undefined {
+  const f: Record<string, FigureValue> = {};
+  for (let i = 0; i < figures.count; i++) f[figures.key(i)] = figures.value(i);
+  if (f.role !== 'request' && f.role !== 'response') return undefined;
+  const text = (v: FigureValue | undefined) => (typeof v === 'string' ? v : undefined);
+  const out: BodyFigures = { role: f.role };
+  if (text(f.src)) out.src = text(f.src);
+  if (text(f.call)) out.call = text(f.call);
+  if (text(f.request)) out.request = text(f.request);
+  if (typeof f.bytes === 'number') out.bytes = f.bytes;
+  if (text(f.why)) out.why = text(f.why);
+  return out;
 }
 
 /**

@@ -1,6 +1,9 @@
 import { readObservation, type Observation } from '../adapters/claude-code/otlp-figures.js';
 import { entityId, type Ref } from '../formats/session-flow/types.js';
-import { addUnresolved, refOf, type AssemblyContext } from './context.js';
+import { IsoTimes } from '../util/iso-time.js';
+import { retriesOfCalls, type RetriedAttempt } from './call-retries.js';
+import { addUnresolved, has, refOf, type AssemblyContext } from './context.js';
+import type { IndexEntry } from '../storage/index.js';
 import type { ToolUse } from './stage4-tools.js';
 import { emitAuxiliaryStream } from './auxiliary-stream.js';
 
@@ -18,9 +21,6 @@ const push = <K, V>(m: Map<K, V[]>, k: K | undefined, v: V) => {
 };
 const sum = (xs: (number | undefined)[]) => xs.reduce<number>((a, x) => a + (x ?? 0), 0);
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
-const iso = (ms: number | undefined) => (ms === undefined || Number.isNaN(ms) ? undefined : new Date(ms).toISOString());
-/** Span times come with up to nanoseconds; the document speaks milliseconds, like the transcript. */
-const isoOf = (rfc3339: string | undefined) => (rfc3339 === undefined ? undefined : iso(Date.parse(rfc3339)));
 
 /**
  * Stage 9. The runtime's own events and spans, joined to the calls, tools and talks they describe
@@ -33,9 +33,14 @@ const isoOf = (rfc3339: string | undefined) => (rfc3339 === undefined ? undefine
  */
 export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>): void {
   const seen: Seen[] = [];
+  const times = new IsoTimes();
+  const failures: IndexEntry[] = [];
   for (const e of ctx.live) {
+    const kind = e.fileKind;
+    if (kind === 'transcript' && e.figures && has(e, 'api_error')) failures.push(e);
+    if (kind !== 'otlp_log' && kind !== 'otlp_span') continue;
     const figures = e.figures;
-    if (!figures || (e.fileKind !== 'otlp_log' && e.fileKind !== 'otlp_span')) continue;
+    if (!figures) continue;
     const o = readObservation(figures);
     if (!o) continue;
     if (o.session !== undefined && o.session !== ctx.session) {
@@ -51,8 +56,10 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const exported = seen.length > 0;
 
   // The bridges from a request id to the call (message id) that carries it.
-  const callOfRecord = new Map<string, string>();
-  for (const s of ctx.streams.values()) for (const e of s.records) if (e.id && e.call) callOfRecord.set(e.id, e.call);
+  const callOfRecord = (id: string) => {
+    const e = ctx.byId.get(id);
+    return e?.fileKind === 'transcript' ? e.call : undefined;
+  };
   const callOfRequest = new Map<string, string>();
   const bridge = (request: string | undefined, call: string | undefined) => {
     if (!request || !call) return;
@@ -65,7 +72,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const byPrompt = new Map<string, Seen[]>();
   const byParentSpan = new Map<string, Seen[]>();
   for (const o of seen) {
-    if (o.kind === 'call_response' && o.record) bridge(o.request, callOfRecord.get(o.record));
+    if (o.kind === 'call_response' && o.record) bridge(o.request, callOfRecord(o.record));
     if ((o.kind === 'tool_decision' || o.kind === 'tool_result') && o.toolUse) bridge(o.request, uses.get(o.toolUse)?.entry.call);
     if (o.kind === 'call' || o.kind === 'call_span' || o.kind === 'call_error') push(byRequest, o.request, o);
     if (o.kind === 'tool_decision' || o.kind === 'tool_result' || o.kind === 'tool_span' || o.kind === 'tool_execution_span') push(byToolUse, o.toolUse, o);
@@ -75,12 +82,13 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
 
   const requestOfCall = new Map<string, string>();
   for (const [request, call] of callOfRequest) requestOfCall.set(call, request);
+  const retries = retriesOfCalls(ctx, failures);
   for (const [id, node] of ctx.out.nodes) {
     if (node.kind !== 'llm.call') continue;
     const call = id.slice('call/'.length);
     const request = requestOfCall.get(call);
-    // Each node owns its attrs object (stages 3 and 4 make one per node): adding in place, not copying.
-    Object.assign((node.attrs ??= {}), callFigures(request, request ? (byRequest.get(request) ?? []) : [], exported));
+    // Each node owns its attrs object (stages 3 and 4 make one per node): written in place, not copied.
+    callFigures((node.attrs ??= {}), request, request ? (byRequest.get(request) ?? []) : [], exported, times, retries.get(call));
   }
   // The runtime's own side calls join no call by design: they are the auxiliary stream, not a gap.
   const auxiliary = emitAuxiliaryStream(ctx, new Map([...byRequest].filter(([request]) => !callOfRequest.has(request))));
@@ -101,7 +109,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     const obs = byToolUse.get(u.id) ?? [];
     const toolSpans = obs.filter((o) => o.kind === 'tool_span' && o.spanId);
     const blocked = toolSpans.flatMap((t) => byParentSpan.get(t.spanId!) ?? []);
-    Object.assign((node.attrs ??= {}), toolFigures(obs, blocked, exported));
+    toolFigures((node.attrs ??= {}), obs, blocked, exported, times);
   }
   const toolSpanIds = new Set(seen.filter((o) => o.kind === 'tool_span' && o.spanId).map((o) => o.spanId!));
   for (const [toolUse, obs] of byToolUse) {
@@ -130,32 +138,36 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
 }
 
 /** A provider call's figures, each with where it came from. */
-function callFigures(request: string | undefined, obs: Seen[], exported: boolean): Record<string, unknown> {
-  const event = obs.find((o) => o.kind === 'call');
-  const span = obs.find((o) => o.kind === 'call_span' && o.success !== false);
-  const out: Record<string, unknown> = {};
+function callFigures(
+  out: Record<string, unknown>,
+  request: string | undefined,
+  obs: Seen[],
+  exported: boolean,
+  times: IsoTimes,
+  retried: RetriedAttempt[] | undefined,
+): void {
+  let event: Seen | undefined, span: Seen | undefined;
+  let failed: Seen[] | undefined;
+  for (const o of obs) {
+    if (o.kind === 'call') event ??= o;
+    else if (o.kind === 'call_span' && o.success !== false) span ??= o;
+    if (o.kind === 'call_error' || (o.kind === 'call_span' && o.success === false)) (failed ??= []).push(o);
+  }
   if (request) out.request_id = request;
-  const figure = (key: string, fromEvent: unknown, fromSpan: unknown) => {
-    if (fromEvent !== undefined) {
-      out[key] = fromEvent;
-      out[`${key}_from`] = 'event';
-    } else if (fromSpan !== undefined) {
-      out[key] = fromSpan;
-      out[`${key}_from`] = 'span';
-    }
-  };
-  figure('duration_ms', event?.durationMs, span?.durationMs);
-  figure('ttft_ms', event?.ttftMs, span?.ttftMs);
-  figure('cost_usd', event?.costUsd, undefined);
-  figure('speed', event?.speed, span?.speed);
-  figure('model', event?.model, span?.model);
-  if (span?.start && span.end && isoOf(span.start) && isoOf(span.end)) {
-    out.started_at = isoOf(span.start);
-    out.ended_at = isoOf(span.end);
+  figure(out, 'duration_ms', 'duration_ms_from', event?.durationMs, span?.durationMs);
+  figure(out, 'ttft_ms', 'ttft_ms_from', event?.ttftMs, span?.ttftMs);
+  figure(out, 'cost_usd', 'cost_usd_from', event?.costUsd, undefined);
+  figure(out, 'speed', 'speed_from', event?.speed, span?.speed);
+  figure(out, 'model', 'model_from', event?.model, span?.model);
+  const spanStart = times.formatText(span?.start),
+    spanEnd = times.formatText(span?.end);
+  if (spanStart && spanEnd) {
+    out.started_at = spanStart;
+    out.ended_at = spanEnd;
     out.span_from = 'span';
   } else if (event?.time !== undefined && event.durationMs !== undefined) {
-    out.started_at = iso(event.time - event.durationMs);
-    out.ended_at = iso(event.time);
+    out.started_at = times.format(event.time - event.durationMs);
+    out.ended_at = times.format(event.time);
     out.span_from = 'event';
   }
   if (event) {
@@ -166,65 +178,72 @@ function callFigures(request: string | undefined, obs: Seen[], exported: boolean
     if (event.cacheCreationTokens !== undefined) usage.cache_creation = event.cacheCreationTokens;
     if (Object.keys(usage).length) out.event_usage = usage;
   }
-  // Failed attempts: the runtime's api_error events, and llm_request spans it marked unsuccessful.
-  const failed = obs.filter((o) => o.kind === 'call_error' || (o.kind === 'call_span' && o.success === false));
-  if (failed.length) {
-    out.attempts = failed
-      .map((o) => ({
-        attempt: o.attempt,
-        status_code: o.statusCode,
-        duration_ms: o.durationMs,
-        error: o.error,
-        from: o.kind === 'call_error' ? 'event' : 'span',
-      }))
-      .map((a) => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)));
-    out.attempts_lost_ms = sum(failed.map((o) => o.durationMs));
-  }
-  const missing = ['duration_ms', 'ttft_ms', 'cost_usd'].filter((k) => out[k] === undefined);
-  if (missing.length) {
+  // Failed attempts: the runtime's api_error events, llm_request spans it marked unsuccessful, and
+  // the transcript's api_error records right above the call, timed by the answered span's attempts.
+  if (failed || retried) Object.assign(out, failedAttempts(failed ?? [], retried ?? [], span, times));
+  if (out.duration_ms === undefined || out.ttft_ms === undefined || out.cost_usd === undefined) {
+    const missing = CALL_FIGURES.filter((k) => out[k] === undefined);
     out.unavailable = missing;
     out.unavailable_reason = !exported ? NO_EXPORT : request ? 'the runtime sent no figure for it' : NOT_YET;
   }
   if (obs.length) out.telemetry_refs = obs.map((o) => o.at);
-  return out;
+}
+
+const CALL_FIGURES = ['duration_ms', 'ttft_ms', 'cost_usd'];
+
+/** Writes a figure from the event, else from the span, with where it came from. */
+function figure(out: Record<string, unknown>, key: string, fromKey: string, fromEvent: unknown, fromSpan: unknown): void {
+  if (fromEvent !== undefined) {
+    out[key] = fromEvent;
+    out[fromKey] = 'event';
+  } else if (fromSpan !== undefined) {
+    out[key] = fromSpan;
+    out[fromKey] = 'span';
+  }
 }
 
 /** A tool step's figures: execution time, outcome, the permission decision, the wait for the user. */
-function toolFigures(obs: Seen[], blocked: Seen[], exported: boolean): Record<string, unknown> {
-  const result = obs.find((o) => o.kind === 'tool_result');
-  const exec = obs.find((o) => o.kind === 'tool_execution_span');
-  const decision = obs.find((o) => o.kind === 'tool_decision') ?? blocked.find((o) => o.decision);
-  const out: Record<string, unknown> = {};
-  const from = (key: string, value: unknown, where: 'event' | 'span') => {
+function toolFigures(out: Record<string, unknown>, obs: Seen[], blocked: Seen[], exported: boolean, times: IsoTimes): void {
+  let result: Seen | undefined, exec: Seen | undefined, decided: Seen | undefined;
+  for (const o of obs) {
+    if (o.kind === 'tool_result') result ??= o;
+    else if (o.kind === 'tool_execution_span') exec ??= o;
+    else if (o.kind === 'tool_decision') decided ??= o;
+  }
+  const decision = decided ?? blocked.find((o) => o.decision);
+  const from = (key: string, fromKey: string, value: unknown, where: 'event' | 'span') => {
     if (value === undefined) return;
     out[key] = value;
-    out[`${key}_from`] = where;
+    out[fromKey] = where;
   };
-  if (result?.durationMs !== undefined) from('execution_ms', result.durationMs, 'event');
-  else from('execution_ms', exec?.durationMs, 'span');
+  if (result?.durationMs !== undefined) from('execution_ms', 'execution_ms_from', result.durationMs, 'event');
+  else from('execution_ms', 'execution_ms_from', exec?.durationMs, 'span');
   out.timing = out.execution_ms !== undefined ? 'observed' : 'unavailable';
-  if (isoOf(exec?.start)) from('started_at', isoOf(exec?.start), 'span');
-  else if (result?.time !== undefined && result.durationMs !== undefined) from('started_at', iso(result.time - result.durationMs), 'event');
+  const execStart = times.formatText(exec?.start);
+  if (execStart) from('started_at', 'started_at_from', execStart, 'span');
+  else if (result?.time !== undefined && result.durationMs !== undefined)
+    from('started_at', 'started_at_from', times.format(result.time - result.durationMs), 'event');
   const success = result?.success ?? exec?.success;
-  from('success', success, result?.success !== undefined ? 'event' : 'span');
-  from('result_bytes', result?.resultBytes, 'event');
+  from('success', 'success_from', success, result?.success !== undefined ? 'event' : 'span');
+  from('result_bytes', 'result_bytes_from', result?.resultBytes, 'event');
   if (decision?.decision) {
     const where = decision.kind === 'tool_decision' ? 'event' : 'span';
-    from('decision', decision.decision, where);
-    from('decision_source', decision.decisionSource, where);
+    from('decision', 'decision_from', decision.decision, where);
+    from('decision_source', 'decision_source_from', decision.decisionSource, where);
   }
-  if (blocked.length) from('blocked_on_user_ms', round3(sum(blocked.map((b) => b.durationMs))), 'span');
+  if (blocked.length) from('blocked_on_user_ms', 'blocked_on_user_ms_from', round3(sum(blocked.map((b) => b.durationMs))), 'span');
   const error = result?.error ?? exec?.error;
   if (error && success === false) out.error_class = error;
-  const missing = ['execution_ms', 'decision'].filter((k) => out[k] === undefined);
-  if (missing.length) {
+  if (out.execution_ms === undefined || out.decision === undefined) {
+    const missing = TOOL_FIGURES.filter((k) => out[k] === undefined);
     out.unavailable = missing;
     // A refused tool never runs: its missing execution time is the decision's doing, not a gap.
     out.unavailable_reason = !exported ? NO_EXPORT : decision?.decision === 'reject' && missing.length === 1 ? 'the tool was refused and never ran' : NOT_YET;
   }
-  if (obs.length || blocked.length) out.telemetry_refs = [...obs, ...blocked].map((o) => o.at);
-  return out;
+  if (obs.length || blocked.length) out.telemetry_refs = blocked.length ? [...obs, ...blocked].map((o) => o.at) : obs.map((o) => o.at);
 }
+
+const TOOL_FIGURES = ['execution_ms', 'decision'];
 
 /** A talk's or the conversation's totals over the events of its prompt ids. */
 function totals(obs: Seen[], exported: boolean, prompts?: string[]): Record<string, unknown> {
@@ -244,3 +263,45 @@ function totals(obs: Seen[], exported: boolean, prompts?: string[]): Record<stri
 
 /** Costs are sums of small floats: kept to a micro-dollar so equal inputs print equally. */
 const round3x = (n: number) => Math.round(n * 1e6) / 1e6;
+
+/**
+ * A call's failed attempts, oldest first, each with where it came from. Time lost is what the
+ * runtime measured: the failed attempts' own durations when its events or spans state them, else
+ * the time from the first attempt's start to the answered one's, from the answered span's
+ * attempt marks.
+ */
+function failedAttempts(failed: Seen[], retried: RetriedAttempt[], span: Seen | undefined, times: IsoTimes): Record<string, unknown> {
+  const starts = new Map((span?.attemptStarts ?? []).map((a) => [a.attempt, a.at]));
+  const clean = (a: Record<string, unknown>) => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined));
+  const attempts = [
+    ...retried.map((r) =>
+      clean({
+        attempt: r.attempt,
+        status_code: r.statusCode,
+        request_id: r.request,
+        retry_in_ms: r.retryInMs,
+        error: r.error,
+        started_at: r.attempt !== undefined ? times.formatText(starts.get(r.attempt)) : undefined,
+        failed_at: times.format(r.time),
+        from: 'transcript',
+        ref: r.at,
+      }),
+    ),
+    ...failed.map((o) =>
+      clean({ attempt: o.attempt, status_code: o.statusCode, duration_ms: o.durationMs, error: o.error, from: o.kind === 'call_error' ? 'event' : 'span' }),
+    ),
+  ];
+  const out: Record<string, unknown> = { attempts };
+  const first = span?.attemptStarts?.[0];
+  const last = span?.attemptStarts?.[span.attemptStarts.length - 1];
+  if (failed.length && failed.every((o) => o.durationMs !== undefined)) {
+    out.attempts_lost_ms = sum(failed.map((o) => o.durationMs));
+    out.attempts_lost_from = failed[0]!.kind === 'call_error' ? 'event' : 'span';
+  } else if (first && last && last.attempt > first.attempt) {
+    out.attempts_lost_ms = Date.parse(last.at) - Date.parse(first.at);
+    out.attempts_lost_from = 'span';
+  } else {
+    out.attempts_lost_unavailable = 'no event or span timed the failed attempts';
+  }
+  return out;
+}

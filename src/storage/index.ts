@@ -9,12 +9,22 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSessionData } from '../formats/session-data/decode.js';
 import type { FileKind, PartKind, PartState, SdRecord } from '../formats/session-data/types.js';
+import {
+  ColumnFigures,
+  errorFigures,
+  FigureColumnWriter,
+  FigureList,
+  PAIR_STRIDE,
+  telemetryFigures,
+  type FigureColumns,
+  type Figures,
+} from './index-figures.js';
 import { formatKv, parseKv } from './kv-text.js';
 import { listLanded } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 
-export const INDEX_SCHEMA = 5;
+export const INDEX_SCHEMA = 7;
 
 /** A part assembly can use (text, reasoning, call, result), with its position in the record's parts. */
 export interface IndexedPart {
@@ -52,10 +62,11 @@ export interface IndexEntry {
   flags: string[];
   parts: IndexedPart[];
   /**
-   * A runtime telemetry record's (`otlp_log`, `otlp_span`) figures: the data part's name, its ids
-   * and its scalar attributes as compact JSON, long strings left out. Assembly joins on these.
+   * A runtime telemetry record's (`otlp_log`, `otlp_span`) figures — the data part's name, ids,
+   * times and scalar attributes, long strings left out — or a failed attempt's (`api_error`)
+   * scalars. Assembly joins on these (see storage/index-figures.ts).
    */
-  figures?: string;
+  figures?: Figures;
 }
 
 export interface IndexedFile {
@@ -83,26 +94,6 @@ const PART_STRIDE = 7;
 const INDEXED_KINDS: ReadonlySet<PartKind> = new Set(['text', 'reasoning', 'call', 'result']);
 const STRING_FIELDS = ['id', 'parent', 'call', 'run', 'continues', 'tool', 'child', 'batch', 'started_by', 'label', 'from', 'trigger'] as const;
 const TELEMETRY_KINDS: ReadonlySet<FileKind> = new Set(['otlp_log', 'otlp_span']);
-/** A string attribute longer than this is text (a prompt, an error body), not a figure or an id. */
-const MAX_FIGURE_STRING = 200;
-const FIGURE_KEYS = ['event', 'name', 'span_id', 'parent_span_id', 'duration_ns', 'start', 'end'] as const;
-
-/** The figures of a telemetry data part: its name and ids, and every scalar attribute that is not long text. */
-function figuresOf(data: unknown): string | undefined {
-  if (!data || typeof data !== 'object') return undefined;
-  const d = data as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const k of FIGURE_KEYS) if (d[k] !== undefined) out[k] = d[k];
-  const attrs = d.attributes;
-  if (attrs && typeof attrs === 'object') {
-    const a: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(attrs as Record<string, unknown>)) {
-      if (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= MAX_FIGURE_STRING)) a[k] = v;
-    }
-    out.attributes = a;
-  }
-  return JSON.stringify(out);
-}
 
 export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { kind: FileKind; stream?: string; batch?: string }): IndexEntry {
   const t = r.time ? Date.parse(r.time) : NaN;
@@ -120,22 +111,41 @@ export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { k
     if (p.failed !== undefined) ip.failed = p.failed;
     e.parts.push(ip);
   }
-  if (TELEMETRY_KINDS.has(file.kind)) {
-    const figures = figuresOf(r.parts.find((p) => p.k === 'data')?.data);
-    if (figures) e.figures = figures;
-  }
-  if (file.kind === 'provider_body') {
-    // A body's manifest without its segments (the body itself): what assembly joins it to a call by.
-    const m = manifestOf(r);
-    if (m) e.figures = JSON.stringify({ role: m.role, src: m.src, call: m.call, request: m.request, bytes: m.bytes, why: m.why });
-  }
+  const data = () => r.parts.find((p) => p.k === 'data')?.data;
+  const figures = TELEMETRY_KINDS.has(file.kind)
+    ? telemetryFigures(data())
+    : e.flags.includes('api_error')
+      ? errorFigures(data())
+      : file.kind === 'provider_body'
+        ? providerBodyFigures(r)
+        : undefined;
+  if (figures) e.figures = figures;
   return e;
 }
 
+/** A body's manifest without its segments (the body itself): what assembly joins it to a call by. */
+function providerBodyFigures(r: SdRecord): FigureList | undefined {
+  const m = manifestOf(r);
+  if (!m) return undefined;
+  const out = new FigureList();
+  const fields: [string, string | number | undefined][] = [
+    ['role', m.role],
+    ['src', m.src],
+    ['call', m.call],
+    ['request', m.request],
+    ['bytes', m.bytes],
+    ['why', m.why],
+  ];
+  // Pushed directly: a file name or a reason may be longer than a figure string, and is still one.
+  for (const [k, v] of fields) if (v !== undefined) (out.keys.push(k), out.values.push(v), out.owned.push(false));
+  return out;
+}
+
 /**
- * Stored binary: a JSON head (files, string table) and three typed columns — record fields as
- * string-table indices, record times as float64, parts — so loading is one JSON.parse of the
- * strings and a copy of the columns, not a parse of every number. An index of 60,000 entries
+ * Stored binary: a JSON head (files, figure keys, string table) and typed columns — record times
+ * and figure numbers as float64, record fields as string-table indices, parts, figure pairs — so
+ * loading is one JSON.parse of the head, a split of the strings and a copy of the columns, not a
+ * parse of every number. An index of 60,000 entries
  * loads in tens of milliseconds.
  */
 const MAGIC = 0x49_5a_53_41; // "ASZI"
@@ -158,6 +168,7 @@ function encodeIndex(ix: SessionIndex): Buffer {
   let partCount = 0;
   for (const e of ix.entries) partCount += e.parts.length + 1;
   const parts = new Int32Array(partCount * PART_STRIDE);
+  const figureWriter = new FigureColumnWriter(s);
   let r = 0,
     p = 0;
   ix.entries.forEach((e, i) => {
@@ -168,7 +179,7 @@ function encodeIndex(ix: SessionIndex): Buffer {
     rows[r++] = s(e.fileBatch);
     for (const f of STRING_FIELDS) rows[r++] = s(e[f]);
     rows[r++] = s(e.flags.length ? e.flags.join(' ') : undefined);
-    rows[r++] = s(e.figures);
+    rows[r++] = figureWriter.write(e.figures);
     times[i] = e.time ?? NaN;
     for (const q of e.parts) {
       parts[p++] = q.block;
@@ -182,9 +193,20 @@ function encodeIndex(ix: SessionIndex): Buffer {
     parts[p++] = -2;
     p += PART_STRIDE - 1; // end of this entry's parts
   });
+  const figures = figureWriter.columns();
   // The string table is one NUL-separated blob: a split is several times faster than a JSON array.
   let head = Buffer.from(
-    JSON.stringify({ schema: INDEX_SCHEMA, session: ix.session, indexed_seq: ix.indexedSeq, files: ix.files, entries: ix.entries.length, parts: partCount }) +
+    JSON.stringify({
+      schema: INDEX_SCHEMA,
+      session: ix.session,
+      indexed_seq: ix.indexedSeq,
+      files: ix.files,
+      entries: ix.entries.length,
+      parts: partCount,
+      figure_keys: figureWriter.keys,
+      figure_pairs: figures.pairs.length / PAIR_STRIDE,
+      figure_numbers: figures.numbers.length,
+    }) +
       '\n' +
       strings.join('\u0000'),
     'utf8',
@@ -196,7 +218,15 @@ function encodeIndex(ix: SessionIndex): Buffer {
   pre.writeUInt32LE(MAGIC, 0);
   pre.writeUInt32LE(INDEX_SCHEMA, 4);
   pre.writeUInt32LE(headLen, 8);
-  return Buffer.concat([pre, head, Buffer.from(times.buffer), Buffer.from(rows.buffer), Buffer.from(parts.buffer)]);
+  return Buffer.concat([
+    pre,
+    head,
+    Buffer.from(times.buffer),
+    Buffer.from(figures.numbers.buffer),
+    Buffer.from(rows.buffer),
+    Buffer.from(parts.buffer),
+    Buffer.from(figures.pairs.buffer),
+  ]);
 }
 
 interface Columns {
@@ -206,6 +236,7 @@ interface Columns {
   parts: Int32Array;
   partStart: Int32Array;
   flags: Map<number, string[]>;
+  figures: FigureColumns;
 }
 
 const NO_FLAGS: string[] = [];
@@ -286,8 +317,9 @@ class IndexedRecord implements IndexEntry {
     if (!f) this.c.flags.set(fl, (f = this.c.str[fl]!.split(' ')));
     return f;
   }
-  get figures() {
-    return this.s(18);
+  get figures(): Figures | undefined {
+    const start = this.c.rows[this.i * ROW_STRIDE + 18]!;
+    return start < 0 ? undefined : new ColumnFigures(this.c.figures, start);
   }
   get parts(): IndexedPart[] {
     if (this.cachedParts) return this.cachedParts;
@@ -314,7 +346,17 @@ function decodeIndex(buf: Buffer): SessionIndex | undefined {
   const headLen = buf.readUInt32LE(8);
   const headText = buf.toString('utf8', 12, 12 + headLen);
   const nl = headText.indexOf('\n');
-  const o = JSON.parse(headText.slice(0, nl)) as { schema: number; session: string; indexed_seq: number; files: IndexedFile[]; entries: number; parts: number };
+  const o = JSON.parse(headText.slice(0, nl)) as {
+    schema: number;
+    session: string;
+    indexed_seq: number;
+    files: IndexedFile[];
+    entries: number;
+    parts: number;
+    figure_keys: string[];
+    figure_pairs: number;
+    figure_numbers: number;
+  };
   const strings: (string | undefined)[] = headText.length > nl + 1 ? headText.slice(nl + 1).split('\u0000') : [];
   if (o.schema !== INDEX_SCHEMA) return undefined;
   let off = 12 + headLen + ((8 - ((12 + headLen) % 8)) % 8);
@@ -325,8 +367,10 @@ function decodeIndex(buf: Buffer): SessionIndex | undefined {
     return out;
   };
   const times = column(Float64Array, o.entries);
+  const numbers = column(Float64Array, o.figure_numbers);
   const rows = column(Int32Array, o.entries * ROW_STRIDE);
   const parts = column(Int32Array, o.parts * PART_STRIDE);
+  const pairs = column(Int32Array, o.figure_pairs * PAIR_STRIDE);
   const str = strings;
   str[-1] = undefined; // index -1 means "none" without a branch per field
   // Where each entry's parts start: one pass over the part column.
@@ -337,7 +381,7 @@ function decodeIndex(buf: Buffer): SessionIndex | undefined {
     pi += PART_STRIDE;
     partStart[i + 1] = pi;
   }
-  const cols: Columns = { str, rows, times, parts, partStart, flags: new Map() };
+  const cols: Columns = { str, rows, times, parts, partStart, flags: new Map(), figures: { keys: o.figure_keys, pairs, numbers, str } };
   const entries: IndexEntry[] = new Array(o.entries);
   for (let i = 0; i < o.entries; i++) entries[i] = new IndexedRecord(cols, i);
   return { session: o.session, indexedSeq: o.indexed_seq, files: o.files, entries };

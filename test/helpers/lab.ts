@@ -29,6 +29,8 @@ export interface LabOptions {
   logBodies?: string;
   /** The runtime's own dump of every API request and response (`OTEL_LOG_RAW_API_BODIES=file:DIR`). */
   rawBodies?: string;
+  /** Extra environment for the runtime, `K=V,…` (`OTEL_LOG_USER_PROMPTS=1`). */
+  env?: string;
 }
 
 export const LAB_SCRIPT = join(SHARED, 'lab', 'scripts', 'basic.json');

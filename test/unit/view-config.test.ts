@@ -37,7 +37,7 @@ describe('extensions.view', () => {
     expect(problem({ endpoint: [1] })).toMatchObject({ path: 'extensions.view.endpoint', reason: expect.stringMatching(/must be a string/) });
     expect(problem({ listen: '127.0.0.1:1' })).toEqual({
       path: 'extensions.view.listen',
-      reason: 'unknown key; allowed here: endpoint, allowed_hosts, cache_dir',
+      reason: 'unknown key; allowed here: endpoint, allowed_hosts, cache_dir, hide',
     });
     expect(problem({ cache_dir: ['a'] })).toMatchObject({ path: 'extensions.view.cache_dir' });
     expect(problem('127.0.0.1:8787')).toMatchObject({ path: 'extensions.view', reason: expect.stringMatching(/must be a mapping/) });

@@ -1,3 +1,5 @@
+import type { Figures, FigureValue } from '../../storage/index-figures.js';
+
 /**
  * Claude Code's telemetry figures → a runtime-neutral observation assembly can join. Only the
  * names measured from Claude Code 2.1.328 through ../shared/lab are read (see the README's
@@ -55,6 +57,8 @@ export interface Observation {
   mcpServer?: string;
   /** `main`, `subagent` or `auxiliary` (the runtime's own side calls, which no transcript holds). */
   querySource?: string;
+  /** A provider call's attempts as its span timed them (`gen_ai.request.attempt` events): number and start. */
+  attemptStarts?: { attempt: number; at: string }[];
 }
 
 const EVENT_KINDS: Record<string, ObservationKind> = {
@@ -74,72 +78,116 @@ const SPAN_KINDS: Record<string, ObservationKind> = {
   'claude_code.interaction': 'interaction_span',
 };
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const num = (v: unknown): number | undefined => {
+const str = (v: FigureValue): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const num = (v: FigureValue): number | undefined => {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isFinite(n) ? n : undefined;
 };
-const bool = (v: unknown): boolean | undefined => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined);
+const bool = (v: FigureValue): boolean | undefined => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined);
 
-/** Reads one index entry's figures (see storage/index.ts); undefined when they are not an event or span of this runtime's. */
-export function readObservation(figures: string): Observation | undefined {
-  // The index writes the name first: an event or span no join reads is named without parsing the rest.
-  const named = /^\{"(event|name)":"([^"\\]+)"/.exec(figures);
-  if (named && named[1] === 'event' && !EVENT_KINDS[named[2]!]) return { kind: 'other', name: named[2]! };
-  if (named && named[1] === 'name' && !SPAN_KINDS[named[2]!]) return { kind: 'other', name: named[2]! };
-  let d: {
-    event?: unknown;
-    name?: unknown;
-    span_id?: unknown;
-    parent_span_id?: unknown;
-    duration_ns?: unknown;
-    start?: unknown;
-    end?: unknown;
-    attributes?: unknown;
-  };
+type Settable = Exclude<keyof Observation, 'kind' | 'name' | 'attemptStarts'>;
+/** Each attribute a join reads: the observation's field it fills and how its value reads. */
+const ATTRIBUTES: Record<string, [Settable, (v: FigureValue) => string | number | boolean | undefined]> = {
+  'session.id': ['session', str],
+  'prompt.id': ['prompt', str],
+  request_id: ['request', str],
+  tool_use_id: ['toolUse', str],
+  'message.uuid': ['record', str],
+  duration_ms: ['durationMs', num],
+  ttft_ms: ['ttftMs', num],
+  cost_usd: ['costUsd', num],
+  speed: ['speed', str],
+  model: ['model', str],
+  input_tokens: ['inputTokens', num],
+  output_tokens: ['outputTokens', num],
+  cache_read_tokens: ['cacheReadTokens', num],
+  cache_creation_tokens: ['cacheCreationTokens', num],
+  status_code: ['statusCode', num],
+  attempt: ['attempt', num],
+  error: ['error', str],
+  success: ['success', bool],
+  decision: ['decision', str],
+  source: ['decisionSource', str],
+  tool_result_size_bytes: ['resultBytes', num],
+  tool_name: ['toolName', str],
+  'anthropic.mcp.server.name': ['mcpServer', str],
+  query_source: ['querySource', str],
+};
+
+/**
+ * Reads one index entry's figures (see storage/index-figures.ts) in one pass, own fields first;
+ * undefined when they are not an event or span of this runtime's. An event or span no join reads
+ * is named, not read.
+ */
+export function readObservation(figures: Figures): Observation | undefined {
+  let o: Observation | undefined;
+  let isEvent = false,
+    spanNs: number | undefined,
+    events: string | undefined,
+    errorType: string | undefined,
+    spanId: string | undefined,
+    parentSpanId: string | undefined,
+    start: string | undefined,
+    end: string | undefined;
+  const n = figures.count;
+  let i = 0;
+  for (; i < n && figures.own(i); i++) {
+    const key = figures.key(i);
+    const value = figures.value(i);
+    if (key === 'event' || key === 'name') {
+      const name = str(value);
+      if (!name || o || (key === 'name' && isEvent)) continue;
+      isEvent = key === 'event';
+      const kind = (isEvent ? EVENT_KINDS[name] : SPAN_KINDS[name]) ?? 'other';
+      if (kind === 'other') return { kind, name };
+      o = { kind, name };
+    } else if (key === 'duration_ns') spanNs = num(value);
+    else if (key === 'events') events = str(value);
+    else if (key === 'span_id') spanId = str(value);
+    else if (key === 'parent_span_id') parentSpanId = str(value);
+    else if (key === 'start') start = str(value);
+    else if (key === 'end') end = str(value);
+  }
+  if (!o) return undefined;
+  for (; i < n; i++) {
+    const key = figures.key(i);
+    const to = ATTRIBUTES[key];
+    if (!to) {
+      if (key === 'error_type') errorType = str(figures.value(i));
+      continue;
+    }
+    const read = to[1](figures.value(i));
+    if (read !== undefined) (o as unknown as Record<string, unknown>)[to[0]] = read;
+  }
+  if (o.error === undefined && errorType !== undefined) o.error = errorType;
+  if (!isEvent) {
+    if (spanId) o.spanId = spanId;
+    if (parentSpanId) o.parentSpanId = parentSpanId;
+    if (start) o.start = start;
+    if (end) o.end = end;
+    // A span's own duration attribute is what the runtime measured; its start and end bound it.
+    if (o.durationMs === undefined && spanNs !== undefined) o.durationMs = spanNs / 1e6;
+    if (o.kind === 'call_span' && events) {
+      const starts = attemptStarts(events);
+      if (starts) o.attemptStarts = starts;
+    }
+  }
+  return o;
+}
+
+/** The `gen_ai.request.attempt` events of an `llm_request` span: each attempt's number and start. */
+function attemptStarts(eventsJson: string): { attempt: number; at: string }[] | undefined {
+  let events: unknown;
   try {
-    d = JSON.parse(figures) as typeof d;
+    events = JSON.parse(eventsJson);
   } catch {
     return undefined;
   }
-  const a = (d.attributes && typeof d.attributes === 'object' ? d.attributes : {}) as Record<string, unknown>;
-  const event = str(d.event);
-  const span = event ? undefined : str(d.name);
-  const name = event ?? span;
-  if (!name) return undefined;
-  const o: Observation = { kind: (event ? EVENT_KINDS[event] : SPAN_KINDS[name]) ?? 'other', name };
-  const set = <K extends keyof Observation>(k: K, v: Observation[K] | undefined) => {
-    if (v !== undefined) o[k] = v;
-  };
-  set('session', str(a['session.id']));
-  set('prompt', str(a['prompt.id']));
-  set('request', str(a.request_id));
-  set('toolUse', str(a.tool_use_id));
-  set('record', str(a['message.uuid']));
-  set('spanId', str(d.span_id));
-  set('parentSpanId', str(d.parent_span_id));
-  set('start', str(d.start));
-  set('end', str(d.end));
-  // A span's own duration attribute is what the runtime measured; its start and end bound it.
-  const spanMs = num(d.duration_ns) !== undefined ? num(d.duration_ns)! / 1e6 : undefined;
-  set('durationMs', num(a.duration_ms) ?? spanMs);
-  set('ttftMs', num(a.ttft_ms));
-  set('costUsd', num(a.cost_usd));
-  set('speed', str(a.speed));
-  set('model', str(a.model));
-  set('inputTokens', num(a.input_tokens));
-  set('outputTokens', num(a.output_tokens));
-  set('cacheReadTokens', num(a.cache_read_tokens));
-  set('cacheCreationTokens', num(a.cache_creation_tokens));
-  set('statusCode', num(a.status_code));
-  set('attempt', num(a.attempt));
-  set('error', str(a.error) ?? str(a.error_type));
-  set('success', bool(a.success));
-  set('decision', str(a.decision));
-  set('decisionSource', str(a.source));
-  set('resultBytes', num(a.tool_result_size_bytes));
-  set('toolName', str(a.tool_name));
-  set('mcpServer', str(a['anthropic.mcp.server.name']));
-  set('querySource', str(a.query_source));
-  return o;
+  if (!Array.isArray(events)) return undefined;
+  const out: { attempt: number; at: string }[] = [];
+  for (const e of events as { name?: unknown; time?: unknown; attributes?: Record<string, FigureValue> }[]) {
+    const attempt = e.attributes?.attempt !== undefined ? num(e.attributes.attempt) : undefined;
+    if (e.name === 'gen_ai.request.attempt' && attempt !== undefined && typeof e.time === 'string') out.push({ attempt, at: e.time });
+  }
+  return out.length ? out : undefined;
 }

@@ -20,6 +20,7 @@ import type { ViewConfig } from './config.js';
 import type { ViewDocument } from '../../formats/view/types.js';
 import type { Registry } from 'prom-client';
 import { UsageParamError, UsageSource } from './usage-api.js';
+import { WithheldAnswers } from './withheld-api.js';
 
 export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
 
@@ -51,6 +52,7 @@ export class ViewExtension {
   private cacheProblemSaid = false;
   readonly catalog: ViewCatalog;
   readonly usage: UsageSource;
+  private readonly withheld: WithheldAnswers;
 
   constructor(
     private readonly cfg: ViewConfig,
@@ -60,6 +62,7 @@ export class ViewExtension {
     this.catalog = new ViewCatalog(ctx.storageRoot, Date.now, cache ? new RowFactsStore(cache) : undefined);
     this.usage = new UsageSource(ctx.storageRoot, () => this.catalog.status().generation);
     if (ctx.registry) this.usage.registerMetrics(ctx.registry);
+    this.withheld = new WithheldAnswers(cfg.hide ?? []);
   }
 
   /** The catalog's status; inside the service also what the service does, with a hint that fits. */
@@ -117,7 +120,7 @@ export class ViewExtension {
       res.json(this.status());
     });
     api.get('/conversations', (_req, res) => {
-      const rows = this.catalog.rows();
+      const rows = this.withheld.rows(this.catalog.rows());
       const cacheProblem = this.catalog.cacheProblem();
       if (cacheProblem && !this.cacheProblemSaid) {
         this.cacheProblemSaid = true;
@@ -128,25 +131,25 @@ export class ViewExtension {
     api.get('/c/:id/view', (req, res) => {
       const v = this.catalog.view(String(req.params.id));
       if (!v.cached) this.ctx.log?.('debug', 'view built', { conversation: req.params.id, ms: Math.round(v.builtMs), bytes: v.json.length });
-      res.type('application/json').send(v.json);
+      res.type('application/json').send(this.withheld.documentJson(v.json));
     });
     api.get('/c/:id/calls', (req, res) => {
-      res.json(callsAnswer(JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument));
+      res.json(callsAnswer(this.withheld.document(this.catalog.view(String(req.params.id)).json)));
     });
     api.get('/c/:id/calls/:message/prompt', (req, res) => {
       const prompt = callPrompt(this.catalog.root, JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument, String(req.params.message));
       if (!prompt) res.status(404).json({ error: `conversation ${String(req.params.id)} has no provider call ${String(req.params.message)}` });
-      else res.json(prompt);
+      else res.json(this.withheld.prompt(prompt));
     });
     api.get('/c/:id/tools', (req, res) => {
-      const doc = JSON.parse(this.catalog.view(String(req.params.id)).json) as ViewDocument;
+      const doc = this.withheld.document(this.catalog.view(String(req.params.id)).json);
       res.json(withExecutions(toolsAnswer(doc), this.ctx.storageRoot, doc.sessions));
     });
     api.get('/c/:id/changes', (req, res) => {
-      res.json(this.catalog.changes(String(req.params.id)));
+      res.json(this.withheld.changes(this.catalog.changes(String(req.params.id))));
     });
     api.get('/c/:id/record/:seq/:row', (req, res) => {
-      res.json(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row)));
+      res.json(this.withheld.record(this.catalog.record(String(req.params.id), String(req.params.seq), String(req.params.row))));
     });
     api.get('/usage', (req, res) => {
       res.json(this.usage.answer(req.query as Record<string, unknown>));

@@ -15,5 +15,7 @@ export function servedView(root: string, conversation: string): { doc: ViewDocum
   const facts = rowFacts(root, input, doc);
   if (doc.summary.title) Object.assign(doc.summary, { title_from: 'runtime' });
   else if (facts.first_prompt) Object.assign(doc.summary, { title: facts.first_prompt, title_from: 'prompt' });
+  // Whole, as built: what a view configured to withhold removes is counted there (extensions/view/withheld-api.ts).
+  Object.assign(doc.summary, { withheld: {} });
   return { doc, facts };
 }

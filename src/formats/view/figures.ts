@@ -19,8 +19,20 @@ export interface CallRow {
   ttft_ms?: number;
   cost_usd?: number;
   speed?: string;
-  /** The failed attempts before the call succeeded, each with its status code. */
-  attempts: { attempt?: number; status_code?: number; duration_ms?: number; error?: string }[];
+  /** The failed attempts before the call succeeded, each with its status code and where it came from. */
+  attempts: {
+    attempt?: number;
+    status_code?: number;
+    /** The failed request's own id (not the answered call's). */
+    request_id?: string;
+    duration_ms?: number;
+    retry_in_ms?: number;
+    started_at?: string;
+    error?: string;
+    from?: FigureSource;
+  }[];
+  /** Time the failed attempts cost: their durations, or the first attempt's start to the answered one's. */
+  attempts_lost_ms?: number;
   usage?: { input?: number; output?: number; cache_read?: number; cache_creation?: number };
   sources: Record<string, FigureSource>;
   unavailable?: string[];
@@ -104,6 +116,8 @@ export function callRows(doc: ViewDocument): CallRow[] {
       const s = source(a[`${k}_from`]);
       if (s) sources[k] = s;
     }
+    const lostFrom = source(a.attempts_lost_from);
+    if (lostFrom) sources.attempts_lost_ms = lostFrom;
     const spanFrom = source(a.span_from);
     if (spanFrom) sources.started_at = sources.ended_at = spanFrom;
     // The runtime's event states the usage it billed; the transcript's record is the fallback.
@@ -130,8 +144,18 @@ export function callRows(doc: ViewDocument): CallRow[] {
         cost_usd: num(a.cost_usd),
         speed: str(a.speed),
         attempts: attempts.map((t) =>
-          withoutUndefined({ attempt: num(t.attempt), status_code: num(t.status_code), duration_ms: num(t.duration_ms), error: str(t.error) }),
+          withoutUndefined({
+            attempt: num(t.attempt),
+            status_code: num(t.status_code),
+            request_id: str(t.request_id),
+            duration_ms: num(t.duration_ms),
+            retry_in_ms: num(t.retry_in_ms),
+            started_at: str(t.started_at),
+            error: str(t.error),
+            from: source(t.from),
+          }),
         ),
+        attempts_lost_ms: num(a.attempts_lost_ms),
         usage,
         sources,
         unavailable: Array.isArray(a.unavailable) ? (a.unavailable as string[]) : undefined,

@@ -1,0 +1,167 @@
+/**
+ * The figures the derived index keeps of a record assembly joins on without reading its text: a
+ * runtime telemetry record's name, ids, times and scalar attributes, and the scalars of a record
+ * flagged `api_error` (a failed provider attempt). Kept as typed pairs — a key from a small key
+ * table, a value from the index's string table or a float64 column — so a round reads them with no
+ * JSON to parse, and a request id shared by several events is stored once.
+ */
+
+export type FigureValue = string | number | boolean;
+
+/**
+ * One record's figures, in the record's order, the data part's own fields (name, span ids, times,
+ * events) first, then its attributes. Read by position, so a reader allocates nothing per figure.
+ */
+export interface Figures {
+  readonly count: number;
+  key(i: number): string;
+  value(i: number): FigureValue;
+  /** The data part's own field, not an attribute. */
+  own(i: number): boolean;
+}
+
+/** A string longer than this is text (a prompt, an error body), not a figure or an id. */
+const MAX_FIGURE_STRING = 200;
+/** The data part's own fields a telemetry record is joined and timed by. */
+const OWN_KEYS = ['event', 'name', 'span_id', 'parent_span_id', 'duration_ns', 'start', 'end'] as const;
+/** A span's events (a retried request's attempts) are kept as compact JSON, at most this many. */
+const MAX_SPAN_EVENTS = 32;
+
+const isScalar = (v: unknown): v is FigureValue =>
+  typeof v === 'number' ? Number.isFinite(v) : typeof v === 'boolean' || (typeof v === 'string' && v.length <= MAX_FIGURE_STRING);
+
+/** Figures built from a record as it is indexed: plain arrays. */
+export class FigureList implements Figures {
+  readonly keys: string[] = [];
+  readonly values: FigureValue[] = [];
+  readonly owned: boolean[] = [];
+  add(key: string, value: unknown, own: boolean): void {
+    if (!isScalar(value)) return;
+    this.keys.push(key);
+    this.values.push(value);
+    this.owned.push(own);
+  }
+  get count(): number {
+    return this.keys.length;
+  }
+  key(i: number): string {
+    return this.keys[i]!;
+  }
+  value(i: number): FigureValue {
+    return this.values[i]!;
+  }
+  own(i: number): boolean {
+    return this.owned[i]!;
+  }
+}
+
+/** A telemetry data part's figures: its own fields, its span events' names, times and scalars, and its scalar attributes. */
+export function telemetryFigures(data: unknown): FigureList | undefined {
+  if (!data || typeof data !== 'object') return undefined;
+  const d = data as Record<string, unknown>;
+  const out = new FigureList();
+  for (const k of OWN_KEYS) out.add(k, d[k], true);
+  if (Array.isArray(d.events) && d.events.length) {
+    const events = (d.events as unknown[]).slice(0, MAX_SPAN_EVENTS).map((ev) => {
+      const e = (ev && typeof ev === 'object' ? ev : {}) as Record<string, unknown>;
+      return { name: e.name, time: e.time, attributes: scalarsOf(e.attributes) };
+    });
+    // Not text but figures, so longer than a text-sized string may be.
+    out.keys.push('events');
+    out.values.push(JSON.stringify(events));
+    out.owned.push(true);
+  }
+  const attrs = scalarsOf(d.attributes);
+  for (const k in attrs) out.add(k, attrs[k], false);
+  return out;
+}
+
+/** A failed attempt's record (flagged `api_error`): its data part's scalars, one level of nesting named `outer.inner`. */
+export function errorFigures(data: unknown): FigureList | undefined {
+  if (!data || typeof data !== 'object') return undefined;
+  const out = new FigureList();
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k2, v2] of Object.entries(v as Record<string, unknown>)) out.add(`${k}.${k2}`, v2, false);
+    else out.add(k, v, false);
+  }
+  return out.keys.length ? out : undefined;
+}
+
+function scalarsOf(v: unknown): Record<string, FigureValue> {
+  const out: Record<string, FigureValue> = {};
+  if (v && typeof v === 'object') for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (isScalar(x)) out[k] = x;
+  return out;
+}
+
+/** Pair column layout: key index, type, value (string index, number index, or 0/1). */
+export const PAIR_STRIDE = 3;
+const STRING = 0,
+  NUMBER = 1,
+  BOOLEAN = 2,
+  OWN = 4;
+/** Marks the end of one record's pairs. */
+const END = -2;
+
+/** Builds the pair and number columns while the index is encoded; strings go to the index's own table. */
+export class FigureColumnWriter {
+  readonly keys: string[] = [];
+  private readonly keyAt = new Map<string, number>();
+  private readonly pairs: number[] = [];
+  private readonly numbers: number[] = [];
+  constructor(private readonly stringIndex: (s: string) => number) {}
+  /** Writes one record's figures; returns where they start, or -1 when it has none. */
+  write(f: Figures | undefined): number {
+    if (!f) return -1;
+    const start = this.pairs.length / PAIR_STRIDE;
+    for (let i = 0; i < f.count; i++) {
+      const key = f.key(i),
+        value = f.value(i);
+      let k = this.keyAt.get(key);
+      if (k === undefined) this.keyAt.set(key, (k = this.keys.push(key) - 1));
+      const flag = f.own(i) ? OWN : 0;
+      if (typeof value === 'string') this.pairs.push(k, STRING | flag, this.stringIndex(value));
+      else if (typeof value === 'number') this.pairs.push(k, NUMBER | flag, this.numbers.push(value) - 1);
+      else this.pairs.push(k, BOOLEAN | flag, value ? 1 : 0);
+    }
+    this.pairs.push(END, 0, 0);
+    return start;
+  }
+  columns(): { pairs: Int32Array; numbers: Float64Array } {
+    return { pairs: Int32Array.from(this.pairs), numbers: Float64Array.from(this.numbers) };
+  }
+}
+
+/** The loaded columns every record's figures are read from. */
+export interface FigureColumns {
+  keys: string[];
+  pairs: Int32Array;
+  numbers: Float64Array;
+  str: (string | undefined)[];
+}
+
+/** One loaded record's figures, read straight from the columns. */
+export class ColumnFigures implements Figures {
+  readonly count: number;
+  private readonly at: number;
+  constructor(
+    private readonly c: FigureColumns,
+    start: number,
+  ) {
+    this.at = start * PAIR_STRIDE;
+    let n = 0;
+    while (c.pairs[this.at + n * PAIR_STRIDE] !== END) n++;
+    this.count = n;
+  }
+  key(i: number): string {
+    return this.c.keys[this.c.pairs[this.at + i * PAIR_STRIDE]!]!;
+  }
+  value(i: number): FigureValue {
+    const p = this.at + i * PAIR_STRIDE;
+    const type = this.c.pairs[p + 1]! & ~OWN,
+      v = this.c.pairs[p + 2]!;
+    return type === STRING ? this.c.str[v]! : type === NUMBER ? this.c.numbers[v]! : v === 1;
+  }
+  own(i: number): boolean {
+    return (this.c.pairs[this.at + i * PAIR_STRIDE + 1]! & OWN) !== 0;
+  }
+}
