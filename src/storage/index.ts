@@ -137,7 +137,12 @@ function providerBodyFigures(r: SdRecord): FigureList | undefined {
     ['why', m.why],
   ];
   // Pushed directly: a file name or a reason may be longer than a figure string, and is still one.
-  for (const [k, v] of fields) if (v !== undefined) (out.keys.push(k), out.values.push(v), out.owned.push(false));
+  for (const [k, v] of fields) {
+    if (v === undefined) continue;
+    out.keys.push(k);
+    out.values.push(v);
+    out.owned.push(false);
+  }
   return out;
 }
 
