@@ -184,6 +184,8 @@ function toolDefinitions(v: unknown, path: string): ToolDefinition[] | undefined
 function child(v: unknown, path: string, ignored: IgnoredKey[]): ChildSpec {
   const o = obj(v, path);
   allow(o, ['name', 'prompt', 'after', 'steps', 'notify', 'lost', 'system_prompt', 'tools'], path);
+  // Noted here; parseScenario takes the notes back when the scenario does write provider bodies.
+  noteIgnored(o, ['system_prompt', 'tools'], path, ignored);
   return {
     systemPrompt: o.system_prompt === undefined ? undefined : str(o.system_prompt, `${path}.system_prompt`),
     tools: toolDefinitions(o.tools, `${path}.tools`),
@@ -323,17 +325,19 @@ export function parseScenario(doc: unknown, name: string): Scenario {
   const ignored: IgnoredKey[] = [];
   if (o.provider_bodies !== undefined && typeof o.provider_bodies !== 'boolean') throw new ScenarioError('must be true or false', `${name}.provider_bodies`);
   const providerBodies = o.provider_bodies === true;
-  if (!providerBodies) noteIgnored(o, ['system_prompt', 'tools'], name, ignored);
+  noteIgnored(o, ['system_prompt', 'tools'], name, ignored);
   for (const k of OTHER_RUNTIME_KEYS) if (o[k] !== undefined) ignored.push({ path: `${name}.${k}`, reason: RUNTIME_NOT_SUPPORTED });
+  const parsedSteps = steps(o.steps, `${name}.steps`, ignored);
+  const bodyOnly = (i: IgnoredKey) => i.reason === NOT_GENERATED.system_prompt || i.reason === NOT_GENERATED.tools;
   return {
     name,
-    ignored,
+    ignored: providerBodies ? ignored.filter((i) => !bodyOnly(i)) : ignored,
     session: o.session as string | undefined,
     project: o.project as string | undefined,
     title: o.title as string | undefined,
     entrypoint: o.entrypoint === undefined ? undefined : str(o.entrypoint, `${name}.entrypoint`),
     interval: dur(o.interval, `${name}.interval`) ?? 1000,
-    steps: steps(o.steps, `${name}.steps`, ignored),
+    steps: parsedSteps,
     providerBodies,
     systemPrompt: o.system_prompt === undefined ? undefined : str(o.system_prompt, `${name}.system_prompt`),
     tools: toolDefinitions(o.tools, `${name}.tools`),
