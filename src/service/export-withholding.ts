@@ -4,12 +4,19 @@
  * to a shared backend either, so the export inherits it; `hide: []` on the exporter sends
  * everything. With several view extensions, the union of their lists.
  */
-import type { ComponentConfig } from './config.js';
 import type { OtlpExporterConfig } from '../exporters/otlp/config.js';
 import type { ViewConfig } from '../extensions/view/config.js';
 import { WITHHOLD_CATEGORIES } from '../formats/view/withhold.js';
 
-export function inheritExportWithholding(components: ComponentConfig[]): ComponentConfig[] {
+/** What this needs of a configured component (service/config.ts's ComponentConfig, which calls this). */
+interface Configured {
+  kind: string;
+  type: string;
+  path: string;
+  config: unknown;
+}
+
+export function inheritExportWithholding<T extends Configured>(components: T[]): T[] {
   const views = components.filter((c) => c.kind === 'extension' && c.type === 'view' && (c.config as ViewConfig).hide?.length);
   if (!views.length) return components;
   const hidden = new Set(views.flatMap((v) => (v.config as ViewConfig).hide ?? []));

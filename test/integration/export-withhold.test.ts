@@ -73,7 +73,11 @@ async function landRuntimeExport(root: string, session: string): Promise<void> {
         name: 'tool_result',
         seq: 3,
         timeMs: t0 + 200,
-        attrs: [sv('tool_use_id', 'toolu_1'), sv('tool_parameters', '{"full_command":"echo otlp-in-mk-8e21"}'), sv('tool_input', '{"command":"echo otlp-in-mk-8e21"}')],
+        attrs: [
+          sv('tool_use_id', 'toolu_1'),
+          sv('tool_parameters', '{"full_command":"echo otlp-in-mk-8e21"}'),
+          sv('tool_input', '{"command":"echo otlp-in-mk-8e21"}'),
+        ],
       }),
     ]);
     const T = requestType('traces');
@@ -144,7 +148,10 @@ describe('the otlp exporter withholds what hide names from every file it sends',
   }, 120_000);
 
   /** One push of the whole root to the sink with its own push.state; what arrived, record by record. */
-  async function push(hide: WithholdCategory[] | undefined, protocol: 'grpc' | 'http' = 'grpc'): Promise<{ sent: Sent[]; report: PushReport; stateDir: string }> {
+  async function push(
+    hide: WithholdCategory[] | undefined,
+    protocol: 'grpc' | 'http' = 'grpc',
+  ): Promise<{ sent: Sent[]; report: PushReport; stateDir: string }> {
     const since = sink.received.length;
     const stateDir = tempDir('aszcol-export-withhold-state-');
     const endpoint = protocol === 'grpc' ? sink.grpcAddress : `http://${sink.httpAddress}`;
@@ -213,7 +220,11 @@ describe('the otlp exporter withholds what hide names from every file it sends',
       }
       expect(changed).toBe(x.a['asz.withheld.records']);
       const closing = JSON.parse(sentLines.at(-2)!) as { t: string; digest: string };
-      expect(closing.digest).toBe(createHash('sha256').update(sentLines.slice(0, -2).join('\n') + '\n').digest('hex'));
+      expect(closing.digest).toBe(
+        createHash('sha256')
+          .update(sentLines.slice(0, -2).join('\n') + '\n')
+          .digest('hex'),
+      );
       expect((x.a['asz.withheld'] as string).split(',').every((c) => ALL.includes(c as WithholdCategory))).toBe(true);
     }
     // The transcript, the provider bodies, the runtime's events and its spans.
@@ -270,7 +281,8 @@ describe('hide on the otlp exporter', () => {
   const yaml = (exporter: string, view: string) =>
     `storage: { root: /tmp/x }\nreceivers: { claude_code_local: {} }\nexporters:\n  otlp/oap: { endpoint: "127.0.0.1:11800"${exporter} }\n` +
     `extensions:\n  view: {${view}}\nservice:\n  extensions: [view]\n  pipelines:\n    sessions: { receivers: [claude_code_local], exporters: [otlp/oap] }\n`;
-  const exporterOf = (text: string) => parseConfig(text, {}, 'test.yaml', REGISTRY).components.find((c) => c.id === 'otlp/oap')!.config as { hide?: string[]; hideFrom?: string };
+  const exporterOf = (text: string) =>
+    parseConfig(text, {}, 'test.yaml', REGISTRY).components.find((c) => c.id === 'otlp/oap')!.config as { hide?: string[]; hideFrom?: string };
 
   test('unset, it is what the view withholds, and says so; hide: [] sends everything; its own list wins', () => {
     expect(exporterOf(yaml('', ' hide: [tool_outputs, user_prompts] '))).toMatchObject({ hide: ['user_prompts', 'tool_outputs'], hideFrom: 'extensions.view' });
@@ -282,7 +294,9 @@ describe('hide on the otlp exporter', () => {
 
   test('a category it does not know, a repeat or a non-list is refused at its exact path', () => {
     const v = (hide: unknown) => () => validateOtlpExporterConfig({ endpoint: '127.0.0.1:11800', hide }, 'exporters.otlp/oap');
-    expect(v(['user_prompts', 'bodies'])).toThrow(/exporters\.otlp\/oap\.hide\[1\].*"bodies" is not a category that can be withheld; one of user_prompts, tool_inputs/);
+    expect(v(['user_prompts', 'bodies'])).toThrow(
+      /exporters\.otlp\/oap\.hide\[1\].*"bodies" is not a category that can be withheld; one of user_prompts, tool_inputs/,
+    );
     expect(v(['api_bodies', 'api_bodies'])).toThrow(/exporters\.otlp\/oap\.hide\[1\].*"api_bodies" is listed twice/);
     expect(v('api_bodies')).toThrow(/exporters\.otlp\/oap\.hide.*must be a list of strings/);
   });

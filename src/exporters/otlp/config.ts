@@ -194,7 +194,8 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
   if (retryMaxMs < retryInitialMs) throw new ConfigError(join(rp, 'max_interval'), `must be at least initial_interval (${retryInitialMs}ms)`);
   const spoolRetention = validateSpoolRetention(m.spool_retention, join(path, 'spool_retention'));
   // Absent (or null) is "not said here", which inherits; `[]` is "send everything", which does not.
-  const hide = m.hide === undefined || m.hide === null ? undefined : distinctNames(m.hide, join(path, 'hide'), WITHHOLD_CATEGORIES, 'a category that can be withheld');
+  const hide =
+    m.hide === undefined || m.hide === null ? undefined : distinctNames(m.hide, join(path, 'hide'), WITHHOLD_CATEGORIES, 'a category that can be withheld');
   const c: OtlpExporterConfig = {
     protocol,
     grpc,

@@ -40,7 +40,7 @@ export function withholdLandedFile(bytes: Buffer, hide: ReadonlySet<WithholdCate
   const categories = new Set<WithholdCategory>();
   let records = 0;
   let kept = 0; // where the bytes not yet copied start
-  for (let start = firstEnd + 1; start < lastStart; ) {
+  for (let start = firstEnd + 1; start < lastStart;) {
     const end = bytes.indexOf(10, start);
     const line = bytes.subarray(start, end);
     if (line.includes(TEXT_KEY) || line.includes(DATA_KEY)) {
@@ -74,5 +74,10 @@ export function withholdingPolicyAttributes(hide: readonly WithholdCategory[]): 
 
 /** What a record whose body was altered adds: what was taken out, and the landed file's own digest and size. */
 export function withheldFileAttributes(w: WithheldFile, landed: { digest: string; bytes: number }): Attr[] {
-  return [s('asz.withheld', w.categories.join(',')), i('asz.withheld.records', w.records), s('asz.withheld.file.digest', landed.digest), i('asz.withheld.file.bytes', landed.bytes)];
+  return [
+    s('asz.withheld', w.categories.join(',')),
+    i('asz.withheld.records', w.records),
+    s('asz.withheld.file.digest', landed.digest),
+    i('asz.withheld.file.bytes', landed.bytes),
+  ];
 }
