@@ -38,7 +38,8 @@ function checkedManifest(raw: string | undefined): ProviderBodyManifest | string
     return 'the last part is not a provider_body/1 manifest';
   }
   if (!m || typeof m !== 'object' || m.schema !== PROVIDER_BODY_SCHEMA) return 'the last part is not a provider_body/1 manifest';
-  if (typeof m.sha256 !== 'string' || !isInt(m.bytes) || !isInt(m.depth) || !Array.isArray(m.segments)) return 'the manifest lacks sha256, bytes, depth or segments';
+  if (typeof m.sha256 !== 'string' || !isInt(m.bytes) || !isInt(m.depth) || !Array.isArray(m.segments))
+    return 'the manifest lacks sha256, bytes, depth or segments';
   if (m.bytes < 0 || m.bytes > MAX_BODY_BYTES) return `the manifest claims ${m.bytes} bytes (at most ${MAX_BODY_BYTES})`;
   if (m.depth < 0 || m.depth > MAX_COPY_DEPTH) return `the manifest's copy depth ${m.depth} is outside 0..${MAX_COPY_DEPTH}`;
   for (const s of m.segments as unknown[]) {
@@ -50,7 +51,8 @@ function checkedManifest(raw: string | undefined): ProviderBodyManifest | string
     if (kinds[0] === 'piece' && typeof seg!.piece !== 'string') return 'a piece segment is not a digest';
     if (kinds[0] === 'copy') {
       const c = seg!.copy!;
-      if (typeof c !== 'object' || typeof c.from !== 'string' || typeof c.sha256 !== 'string' || !isInt(c.len)) return 'a copy segment lacks from, sha256 or len';
+      if (typeof c !== 'object' || typeof c.from !== 'string' || typeof c.sha256 !== 'string' || !isInt(c.len))
+        return 'a copy segment lacks from, sha256 or len';
     }
   }
   return m as ProviderBodyManifest;
@@ -97,8 +99,10 @@ export class ProviderBodyStore {
         copies++;
         const base = this.byId.get(s.copy.from!);
         if (!base) return { unresolved: `the copied body ${s.copy.from} has not landed before this one` };
-        if (base.manifest.sha256 !== s.copy.sha256) return { refused: `the copy names digest ${s.copy.sha256}; body ${s.copy.from} has ${base.manifest.sha256}` };
-        if (s.copy.len! < 0 || s.copy.len! > base.manifest.bytes) return { refused: `the copy takes ${s.copy.len} bytes of a ${base.manifest.bytes}-byte body` };
+        if (base.manifest.sha256 !== s.copy.sha256)
+          return { refused: `the copy names digest ${s.copy.sha256}; body ${s.copy.from} has ${base.manifest.sha256}` };
+        if (s.copy.len! < 0 || s.copy.len! > base.manifest.bytes)
+          return { refused: `the copy takes ${s.copy.len} bytes of a ${base.manifest.bytes}-byte body` };
         if (m.depth !== base.manifest.depth + 1) return { refused: `depth ${m.depth} is not one more than the copied body's ${base.manifest.depth}` };
       }
     }

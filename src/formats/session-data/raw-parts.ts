@@ -66,7 +66,7 @@ class Walker {
 
   private nested(): void {
     let depth = 0;
-    for (; this.pos < this.text.length; ) {
+    for (; this.pos < this.text.length;) {
       const c = this.text[this.pos];
       if (c === '"') {
         this.string();
