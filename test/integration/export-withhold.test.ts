@@ -42,6 +42,7 @@ const MARKERS: Record<string, WithholdCategory> = {
   'span-out-mk-90ab': 'tool_outputs', // the tool span's `tool.output` event
   'sys-mk-5b1e': 'system_prompt', // only in the request bodies
   'schema-mk-77c2': 'tool_schemas', // only in the request bodies
+  'inline-body-mk-e3f1': 'api_bodies', // an inline api_request_body event's `body`: a whole request, gone with any category
 };
 const ALL: WithholdCategory[] = ['user_prompts', 'tool_inputs', 'tool_outputs', 'api_bodies', 'system_prompt', 'tool_schemas'];
 
@@ -78,6 +79,12 @@ async function landRuntimeExport(root: string, session: string): Promise<void> {
           sv('tool_parameters', '{"full_command":"echo otlp-in-mk-8e21"}'),
           sv('tool_input', '{"command":"echo otlp-in-mk-8e21"}'),
         ],
+      }),
+      ccLogRecord(session, {
+        name: 'api_request_body',
+        seq: 4,
+        timeMs: t0 + 300,
+        attrs: [sv('request_id', 'req_1'), sv('body', '{"system":"inline-body-mk-e3f1","messages":[]}')],
       }),
     ]);
     const T = requestType('traces');
@@ -245,9 +252,9 @@ describe('the otlp exporter withholds what hide names from every file it sends',
     expect(bodies.a['asz.withheld']).toBe('api_bodies');
   });
 
-  test('hiding only tool_outputs takes every copy of the output, and only what it must', async () => {
+  test('hiding only tool_outputs takes every copy of the output (an inline request body too), and only what it must', async () => {
     const { sent } = await push(['tool_outputs']);
-    for (const m of ['out-mk-c6e4', 'span-out-mk-90ab']) expect({ m, leaks: leaks(sent, m) }).toEqual({ m, leaks: [] });
+    for (const m of ['out-mk-c6e4', 'span-out-mk-90ab', 'inline-body-mk-e3f1']) expect({ m, leaks: leaks(sent, m) }).toEqual({ m, leaks: [] });
     // The prompt is no tool output: the transcript still carries it, and the prompt event travels unchanged.
     for (const m of ['prompt-mk-a9d3', 'otlp-prompt-mk-51f0']) expect({ m, found: leaks(sent, m).length > 0 }).toEqual({ m, found: true });
   });

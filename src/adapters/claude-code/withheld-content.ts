@@ -10,7 +10,9 @@
  * OTEL_LOG_USER_PROMPTS, OTEL_LOG_TOOL_DETAILS and the beta spans): `prompt` and `prompt_text` on
  * the user_prompt event, `user_prompt` on the `claude_code.interaction` span; `tool_parameters`
  * and `tool_input` on tool_decision and tool_result, `full_command` on the `claude_code.tool` span;
- * and the tool's `output` in that span's `tool.output` event.
+ * and the tool's `output` in that span's `tool.output` event. The inline bodies
+ * (OTEL_LOG_RAW_API_BODIES=1: `api_request_body` / `api_response_body` events, the body in `body`)
+ * are a request or a response whole, so they go with any category, as a body dump does.
  */
 import type { SdRecord } from '../../formats/session-data/types.js';
 import { WITHHOLD_CATEGORIES, type WithholdCategory } from '../../formats/view/withhold.js';
@@ -33,9 +35,13 @@ const CONTENT_ATTRIBUTES: Record<string, WithholdCategory> = {
   tool_output: 'tool_outputs',
 };
 
+/** Attributes holding a whole provider request or response. */
+const BODY_ATTRIBUTES = new Set(['body']);
+
 function attributeCategories(attributes: unknown, out: Set<WithholdCategory>): void {
   if (!attributes || typeof attributes !== 'object') return;
   for (const key of Object.keys(attributes)) {
+    if (BODY_ATTRIBUTES.has(key)) for (const c of WITHHOLD_CATEGORIES) out.add(c);
     const c = CONTENT_ATTRIBUTES[key];
     if (c) out.add(c);
   }
