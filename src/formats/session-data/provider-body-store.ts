@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PROVIDER_BODY_SCHEMA, type ProviderBodyManifest, type Segment } from './provider-body.js';
-import { rawRecord, RawLineError, type RawPart } from './raw-parts.js';
+import { rawRecord, type RawPart } from './raw-parts.js';
 
 /** The largest body rebuilt, and the longest chain of copies, as asz 0.6 bounds them. */
 export const MAX_BODY_BYTES = 256 * 1024 * 1024;
@@ -83,7 +83,7 @@ export class ProviderBodyStore {
     try {
       rec = rawRecord(line);
     } catch (err) {
-      return { refused: `the line is not a record: ${(err as RawLineError).message}` };
+      return { refused: `the line is not a record: ${(err as Error).message}` };
     }
     if (!rec.id) return { refused: 'the record has no id, which a copy names' };
     const m = checkedManifest(rec.parts.at(-1)?.k === 'data' ? rec.parts.at(-1)!.raw : undefined);
