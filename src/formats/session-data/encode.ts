@@ -1,4 +1,4 @@
-import { createHash, hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import { HEADER_KEY_ORDER, RECORD_KEY_ORDER, SD_ENVELOPE, SD_SCHEMA, type Closing, type Header, type SdRecord } from './types.js';
 import { AszError } from '../../util/errors.js';
 
@@ -37,6 +37,11 @@ export function encodeRecord(r: SdRecord): string {
 /** Where a Session Data writer's bytes go: memory, or a write-once file on disk. */
 export interface ByteSink {
   write(text: string): void;
+  /**
+   * Writes `text` and a newline, feeding `digest` the UTF-8 bytes as written: a sink that encodes
+   * into its own buffer spares the writer a second encoding of every line just to hash it.
+   */
+  writeLine?(text: string, digest: Hash): void;
 }
 
 /**
@@ -55,6 +60,7 @@ export class SessionDataWriter {
   }
 
   private line(text: string): void {
+    if (this.sink.writeLine) return this.sink.writeLine(text, this.hash);
     // Strings go straight to the hash and the sink: no per-line buffer to allocate and collect.
     const withNewline = text + '\n';
     this.hash.update(withNewline, 'utf8');
