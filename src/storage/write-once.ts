@@ -178,7 +178,7 @@ export class WriteOnceFile {
       if (text.length * 3 + 1 > OUT_CAPACITY) {
         const bytes = Buffer.from(text + '\n', 'utf8');
         digest.update(bytes);
-        for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done);
+        for (let done = 0; done < bytes.length;) done += writeSync(this.fd!, bytes, done, bytes.length - done);
         return;
       }
     }

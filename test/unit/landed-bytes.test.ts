@@ -16,11 +16,26 @@ import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
 
-const header = { seq: 1, at: '2026-12-01T23:00:00.5Z', kind: 'transcript' as const, adapter: 'test/1', dialect: 'claude-code/1', src: 'p/s.jsonl', session: 's' };
+const header = {
+  seq: 1,
+  at: '2026-12-01T23:00:00.5Z',
+  kind: 'transcript' as const,
+  adapter: 'test/1',
+  dialect: 'claude-code/1',
+  src: 'p/s.jsonl',
+  session: 's',
+};
 
 function record(ord: number, text: string): SdRecord {
   const source = Buffer.from(JSON.stringify({ text }));
-  return { ord, off: ord * 100, sha: shortSha(source), bytes: source.length, id: `u${ord}`, parts: [{ k: 'text', state: 'available', bytes: Buffer.byteLength(text), text }] };
+  return {
+    ord,
+    off: ord * 100,
+    sha: shortSha(source),
+    bytes: source.length,
+    id: `u${ord}`,
+    parts: [{ k: 'text', state: 'available', bytes: Buffer.byteLength(text), text }],
+  };
 }
 
 const texts = [
