@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { SessionDataBuilder, SessionDataWriter, shortSha } from '../../src/formats/session-data/encode.js';
 import type { SdRecord } from '../../src/formats/session-data/types.js';
 import { WriteOnceFile } from '../../src/storage/write-once.js';
+import { convertTranscriptLine } from '../../src/adapters/claude-code/dialect.js';
+import { encodeRecord } from '../../src/formats/session-data/encode.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -70,4 +72,42 @@ describe('a landed file digests the bytes it wrote', () => {
     expect(createHash('sha256').update(written).digest('hex')).toBe(closed.fileDigest);
     expect(written.toString('utf8')).toContain('🧪');
   });
+});
+
+describe('a part whose data the dialect measured is serialized once', () => {
+  const call = {
+    type: 'assistant',
+    uuid: 'u-call',
+    timestamp: '2026-12-01T23:00:01.000Z',
+    message: {
+      id: 'msg_1',
+      role: 'assistant',
+      model: 'm',
+      content: [
+        {
+          type: 'tool_use',
+          id: 'toolu_1',
+          name: 'Write',
+          input: { file_path: '/w/é.txt', content: 'line 1\n"quoted" 🧪\t\u0001', nested: { z: 1, a: [true, null] } },
+        },
+      ],
+    },
+  };
+  const attachment = { type: 'attachment', uuid: 'u-att', attachment: { type: 'todo', items: [{ content: 'ü', status: 'pending' }], empty: '' } };
+  const cases = [call, attachment].map((o) => Buffer.from(JSON.stringify(o)));
+
+  test.each(cases.map((line, i) => [i, line] as const))(
+    'record %i: the bytes are the plain serialization of the same record, and bytes counts its data',
+    (_i, line) => {
+      const r = { ord: 1, off: 0, sha: shortSha(line), bytes: line.length, ...convertTranscriptLine(line) } as SdRecord;
+      // A spread copy of each part drops what the dialect kept (not enumerable), so it takes the plain path: the ground truth.
+      const plain = { ...r, parts: r.parts.map((p) => ({ ...p })) };
+      expect(encodeRecord(r)).toBe(encodeRecord(plain));
+      const withData = r.parts.filter((p) => p.data !== undefined);
+      expect(withData.length).toBeGreaterThan(0);
+      for (const p of withData) expect(p.bytes).toBe(Buffer.byteLength(JSON.stringify(p.data)));
+      // Nothing the dialect kept shows in the record's own keys or its JSON.
+      expect(Object.keys(r.parts[0]!)).toEqual(Object.keys(plain.parts[0]!));
+    },
+  );
 });

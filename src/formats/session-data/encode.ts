@@ -1,6 +1,7 @@
 import { createHash, hash, type Hash } from 'node:crypto';
 import { HEADER_KEY_ORDER, RECORD_KEY_ORDER, SD_ENVELOPE, SD_SCHEMA, type Closing, type Header, type SdRecord } from './types.js';
 import { AszError } from '../../util/errors.js';
+import { encodeWithMeasured } from './measured-data.js';
 
 function ordered<T extends object>(value: T, order: readonly (keyof T)[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -31,7 +32,7 @@ export function encodeHeader(h: Omit<Header, 'h' | 'schema'>): string {
 }
 
 export function encodeRecord(r: SdRecord): string {
-  return JSON.stringify(ordered(r, RECORD_KEY_ORDER));
+  return encodeWithMeasured(r) ?? JSON.stringify(ordered(r, RECORD_KEY_ORDER));
 }
 
 /** Where a Session Data writer's bytes go: memory, or a write-once file on disk. */
