@@ -82,6 +82,8 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     loseHelperTranscript(ctx);
   },
   immutable_rounds: (ctx) => writable(listRounds(ctx.dir, ctx.session)[0]!.path),
+  // The head round gone: the chain no longer covers its landed files, so re-deriving them writes a round.
+  bundle: (ctx) => rmSync(listRounds(ctx.dir, ctx.session).at(-1)!.path),
   // The head round's header counts a talk its frames do not hold.
   header_matches_fold: (ctx) => {
     const head = listRounds(ctx.dir, ctx.session).at(-1)!;
