@@ -20,6 +20,7 @@ import { ScenarioRoot, type Format } from './run.js';
 import { buildView } from '../formats/view/build.js';
 import { loadViewInput } from '../extensions/view/load.js';
 import { checkPushKinds, pushKinds } from './push-check.js';
+import { pluginExecutions } from './execution-check.js';
 import { checkProperties, crossFormatViolations, judge, recordsMatchViolations, NOT_EVALUATED, PROPERTY_NAMES } from './properties.js';
 
 export interface Failure {
@@ -277,7 +278,9 @@ export class ScenarioChecker {
             const doc = buildView(loadViewInput(dir, session));
             const w = want as Record<string, unknown>;
             const first = doc.talks[0];
+            const x = pluginExecutions(dir, session, f.nodes);
             const got: Record<string, unknown> = {
+              ...x,
               state: doc.summary.state,
               problems: doc.summary.problems.length,
               talks: doc.summary.talks,

@@ -12,6 +12,8 @@ import type { Scenario } from './model.js';
 import { writeRootConfig, writeSources } from './files.js';
 import { writeMarker, type RemovalPolicy } from '../storage/scenario-marker.js';
 import { providerBodyFiles } from './provider-bodies.js';
+import { pluginObservations } from './plugin-observations.js';
+import { appendSpoolLineSync, readSpool } from '../storage/hook-spool.js';
 
 export type Format = 'claude-code' | 'sd';
 
@@ -57,6 +59,7 @@ export class ScenarioRoot {
     writeSources(this.sourceRoot, generated.files);
     const bodies = providerBodyFiles(this.scn, generated);
     if (bodies.size) writeSources(this.bodyDir, bodies);
+    this.writeHookSpool(generated);
     // After every other file of the session: a marker names what a pipeline may remove once it is sent.
     if (this.format === 'claude-code')
       writeMarker(
@@ -69,6 +72,15 @@ export class ScenarioRoot {
     // An sd build lands its Session Data itself; a claude-code build leaves that to the collector.
     const collect = opts.collect ?? true;
     return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined };
+  }
+
+  /** The plugin's observations, in both formats (the hook lane does not depend on how the transcript lands): each appended once, as a hook would (a repeat the runtime sends within one build is kept, and the reader drops it). */
+  private writeHookSpool(generated: Generated): void {
+    const have = new Set(readSpool(this.dir, generated.session).map((l) => (l.value as { id?: string } | undefined)?.id));
+    for (const o of pluginObservations(generated)) {
+      if (have.has(o.id)) continue;
+      appendSpoolLineSync(this.dir, o.session, JSON.stringify(o));
+    }
   }
 
   collectAgain(): PassReport {

@@ -36,6 +36,18 @@ const SCENARIO = {
     { input: 'run the build' },
     { call: { text: 'Building.', tool: { id: 't1', name: 'Bash', input: { command: 'make' }, result: { text: 'built' } } } },
     { call: { agent: { name: 'helper', prompt: 'check it', steps: [{ call: { text: 'Checked.' } }], notify: true } } },
+    // An MCP call the aszcol plugin's hooks observed: which server, where it is configured, how long it took.
+    {
+      call: {
+        tool: {
+          id: 'm1',
+          name: 'mcp__status__lookup',
+          input: { service: 'api' },
+          result: 'api: healthy',
+          execution: { server: 'status', source: 'project', duration: '35ms' },
+        },
+      },
+    },
     {
       call: {
         tool: {
@@ -123,6 +135,10 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
   },
   every_line_a_record: (ctx) => {
     loseHelperTranscript(ctx);
+  },
+  // The build without executions differs in more than its executions (a step gone): the folds no longer agree.
+  executions_leave_the_fold: (ctx) => {
+    ctx.withoutExecutions = (scn) => ({ ...scn, steps: scn.steps.slice(0, -1) });
   },
   // The build without changes differs in more than its changes (a step gone): the folds no longer agree.
   changes_leave_the_fold: (ctx) => {
@@ -284,7 +300,7 @@ describe('scenario check judges what an expectation names', () => {
     }
   });
 
-  test('scenario keys the generator does not act on make the check incomplete with the reason', () => {
+  test('scenario keys the generator does not act on make the check incomplete with the reason; the changes of a Bash call are what the plugin sees', () => {
     const doc = {
       provider_bodies: true,
       system_prompt: 'You build things.',
@@ -296,9 +312,10 @@ describe('scenario check judges what an expectation names', () => {
         { call: { agent: { name: 'helper', prompt: 'p', system_prompt: 'You help.', steps: [{ call: { text: 'ok' } }] } } },
       ],
     };
+    // The Bash call's change is written as what the plugin's hooks see of it, so nothing is left unchecked.
     const [r] = check({}, doc, ['sd']);
-    expect(r!.status).toBe('incomplete');
-    expect(r!.unchecked.map((u) => u.split(' (')[0])).toEqual(['case.steps[1].call.tool.changes']);
+    expect(r!.unchecked).toEqual([]);
+    expect(r!.status).toBe('passed');
     // A system prompt and tools go only into provider bodies: without them they are reported, not dropped.
     const bare = parseScenario({ ...doc, provider_bodies: undefined, steps: doc.steps.slice(0, 1).concat(doc.steps.slice(2)) }, 'case');
     expect(bare.ignored.map((i) => i.path)).toEqual(['case.system_prompt', 'case.tools', 'case.steps[1].call.agent.system_prompt']);
