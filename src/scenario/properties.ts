@@ -263,7 +263,11 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
   bundle: { formats: BOTH, evaluate: (ctx) => bundleSelfSufficient(ctx.dir, ctx.session) },
   view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
-  repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
+  // The bodies must rebuild on the re-cut root as well, where every file and row they were listed at moved.
+  repack_keeps_structure: {
+    formats: BOTH,
+    evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session, (dest) => providerBodiesRebuild(dest, ctx.session, ctx.scn, ctx.at)),
+  },
   changes_leave_the_fold: { formats: BOTH, evaluate: changesLeaveTheFold },
   executions_leave_the_fold: { formats: BOTH, evaluate: executionsLeaveTheFold },
   provider_bodies_leave_the_fold: { formats: BOTH, evaluate: providerBodiesLeaveTheFold },

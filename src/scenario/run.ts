@@ -12,6 +12,7 @@ import type { Scenario } from './model.js';
 import { writeRootConfig, writeSources } from './files.js';
 import { writeMarker, type RemovalPolicy } from '../storage/scenario-marker.js';
 import { providerBodyFiles } from './provider-bodies.js';
+import { INDEX_FILE } from '../adapters/claude-code/provider-bodies.js';
 import { pluginObservations } from './plugin-observations.js';
 import { appendSpoolLineSync, readSpool } from '../storage/hook-spool.js';
 
@@ -61,14 +62,20 @@ export class ScenarioRoot {
     if (bodies.size) writeSources(this.bodyDir, bodies);
     this.writeHookSpool(generated);
     // After every other file of the session: a marker names what a pipeline may remove once it is sent.
-    if (this.format === 'claude-code')
+    if (this.format === 'claude-code') {
+      // The body dump's own files are the session's; its index is shared with every other session, so only this session's lines are claimed.
+      const dump = 'asz/provider-bodies';
+      const own = [...bodies.keys()].filter((n) => n !== INDEX_FILE).map((n) => `${dump}/${n}`);
+      const index = (bodies.get(INDEX_FILE) ?? '').split('\n').filter(Boolean);
       writeMarker(
         this.dir,
         generated.session,
         this.opts.remove ?? 'immediately',
         generated.end,
-        [...generated.files.keys()].map((rel) => `projects/${rel}`),
+        [...[...generated.files.keys()].map((rel) => `projects/${rel}`), ...own],
+        [{ path: `${dump}/${INDEX_FILE}`, lines: index }],
       );
+    }
     // An sd build lands its Session Data itself; a claude-code build leaves that to the collector.
     const collect = opts.collect ?? true;
     return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined };

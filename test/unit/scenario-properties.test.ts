@@ -21,6 +21,8 @@ import {
 } from '../../src/scenario/properties.js';
 import { ScenarioRoot, type Format } from '../../src/scenario/run.js';
 import { withoutChanges } from '../../src/scenario/changes-check.js';
+import { repackKeepsStructure } from '../../src/scenario/repack-check.js';
+import { providerBodiesRebuild } from '../../src/scenario/provider-body-check.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 import { listRounds } from '../../src/storage/chain.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
@@ -262,6 +264,26 @@ function check(expectation: unknown, scenario: unknown = SCENARIO, formats: Form
   writeFileSync(join(dir, 'case.expect.yaml'), stringify(expectation));
   return new ScenarioChecker(join(dir, 'case.yaml'), { formats }).run();
 }
+
+describe('provider bodies on a re-cut root', () => {
+  test('the repacked copy carries every body, and a body that does not rebuild there to what the runtime wrote is named as such', () => {
+    const ctx = builtRoot('claude-code');
+    const onCopy: string[] = [];
+    // Rebuilt on the re-cut root against the dump the scenario wrote: every body is there, moved, and rebuilds.
+    expect(
+      repackKeepsStructure(ctx.dir, ctx.session, (dest) => {
+        onCopy.push(...listLanded(dest, ctx.session).filter((l) => readSessionData(l.path).header.kind === 'provider_body').map((l) => l.rel));
+        return providerBodiesRebuild(dest, ctx.session, ctx.scn, ctx.at);
+      }),
+    ).toEqual([]);
+    expect(onCopy.length).toBeGreaterThan(listLanded(ctx.dir, ctx.session).filter((l) => readSessionData(l.path).header.kind === 'provider_body').length);
+    // Against another dump (a different answer in the scenario): the copy's bodies are not the runtime's bytes.
+    const other = parseScenario({ ...SCENARIO, steps: [...SCENARIO.steps.slice(0, -1), { call: { text: 'Built, checked, reported.' } }] }, 'props');
+    const broken = repackKeepsStructure(ctx.dir, ctx.session, (dest) => providerBodiesRebuild(dest, ctx.session, other, ctx.at));
+    expect(broken.length).toBeGreaterThan(0);
+    expect(broken.every((v) => v.where.startsWith('repack_keeps_structure: on the re-cut root: provider_bodies_rebuild'))).toBe(true);
+  });
+});
 
 describe('scenario check judges what an expectation names', () => {
   test('a property set false on a root where it holds fails the scenario, in each format', () => {
