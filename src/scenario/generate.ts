@@ -488,5 +488,6 @@ export function generate(scn: Scenario, o: GenerateOptions): Generated {
   const project = scn.project ?? '-Users-dev-scenario';
   const g = new Gen(scn, session, project, o);
   g.run();
-  return { session, project, files: g.files, agents: g.agents, runs: g.runs, start: o.at, end: g.clock, checkpoints: g.checkpoints, plugin: g.plugin, cwd: g.cwd };
+  const { files, agents, runs, checkpoints, plugin, cwd } = g;
+  return { session, project, files, agents, runs, start: o.at, end: g.clock, checkpoints, plugin, cwd };
 }

@@ -177,7 +177,8 @@ const OUTCOMES = ['returned', 'failed', 'interrupted'];
 function execution(v: unknown, tool: string, path: string): ExecutionSpec {
   const o = obj(v, path);
   allow(o, ['server', 'source', 'outcome', 'duration', 'arguments', 'twice'], path);
-  if (!tool.startsWith('mcp__')) throw new ScenarioError(`an execution block describes a call to an MCP server, and ${tool} is not an mcp__<server>__<tool> name`, path);
+  if (!tool.startsWith('mcp__'))
+    throw new ScenarioError(`an execution block describes a call to an MCP server, and ${tool} is not an mcp__<server>__<tool> name`, path);
   if (o.source !== undefined && !SOURCES.includes(o.source as string)) throw new ScenarioError(`must be one of ${SOURCES.join(', ')}`, `${path}.source`);
   if (o.outcome !== undefined && !OUTCOMES.includes(o.outcome as string)) throw new ScenarioError(`must be one of ${OUTCOMES.join(', ')}`, `${path}.outcome`);
   if (o.twice !== undefined && typeof o.twice !== 'boolean') throw new ScenarioError('must be true or false', `${path}.twice`);

@@ -141,8 +141,10 @@ describe("a scenario's plugin observations", () => {
   });
 
   test('an execution block on a tool that is no MCP call, or with a source Claude Code has no word for, is refused with its path', () => {
-    const bad = (execution: object, name = 'mcp__s__t') => () =>
-      parseScenario({ steps: [{ call: { tool: { name, result: 'x', execution } } }] }, 'bad');
+    const bad =
+      (execution: object, name = 'mcp__s__t') =>
+      () =>
+        parseScenario({ steps: [{ call: { tool: { name, result: 'x', execution } } }] }, 'bad');
     expect(bad({ server: 's' }, 'Bash')).toThrow(ScenarioError);
     expect(bad({ server: 's' }, 'Bash')).toThrow(/bad.steps\[0\].call.tool.execution/);
     expect(bad({ server: 's', source: 'global' })).toThrow(/must be one of user, project, local/);

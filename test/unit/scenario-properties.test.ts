@@ -272,7 +272,11 @@ describe('provider bodies on a re-cut root', () => {
     // Rebuilt on the re-cut root against the dump the scenario wrote: every body is there, moved, and rebuilds.
     expect(
       repackKeepsStructure(ctx.dir, ctx.session, (dest) => {
-        onCopy.push(...listLanded(dest, ctx.session).filter((l) => readSessionData(l.path).header.kind === 'provider_body').map((l) => l.rel));
+        onCopy.push(
+          ...listLanded(dest, ctx.session)
+            .filter((l) => readSessionData(l.path).header.kind === 'provider_body')
+            .map((l) => l.rel),
+        );
         return providerBodiesRebuild(dest, ctx.session, ctx.scn, ctx.at);
       }),
     ).toEqual([]);

@@ -145,7 +145,10 @@ describe('a scenario session goes once all of it is sent', () => {
     const theirs = '_metrics/metrics-20260101T000000.000000000Z-000002-another-session-derived.pb';
     for (const f of [mine, theirs]) writeFileSync(join(r.dir, f), 'x');
     recordAllSent(r);
-    r.state.record(ENDPOINT, [mine, theirs].map((rel) => ({ rel, digest: '0'.repeat(64) })));
+    r.state.record(
+      ENDPOINT,
+      [mine, theirs].map((rel) => ({ rel, digest: '0'.repeat(64) })),
+    );
     expect(readSpool(r.dir, r.session).length).toBeGreaterThan(0);
 
     expect(pass(r).removed).toEqual([r.session]);
