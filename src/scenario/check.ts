@@ -130,6 +130,18 @@ export class ScenarioChecker {
     return results;
   }
 
+  /** `collect: {max_delta_bytes}`: the largest landed file the check collects by (0, the default, is the receiver's own). */
+  private collectSetting(v: unknown): number | undefined {
+    if (v === undefined) return undefined;
+    const where = `${this.file.replace(/\.yaml$/, '.expect.yaml')}: collect`;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`${where}: a mapping`);
+    for (const k of Object.keys(v)) if (k !== 'max_delta_bytes') throw new Error(`${where}: unknown key "${k}"`);
+    const n = (v as { max_delta_bytes?: unknown }).max_delta_bytes;
+    if (n === undefined || n === 0) return undefined;
+    if (!Number.isInteger(n) || (n as number) < 0) throw new Error(`${where}.max_delta_bytes: a whole number of bytes, got ${JSON.stringify(n)}`);
+    return n as number;
+  }
+
   private checkFormat(
     scn: Scenario,
     expect: Record<string, unknown>,
@@ -140,7 +152,10 @@ export class ScenarioChecker {
     const dir = join(base, format);
     rmSync(dir, { recursive: true, force: true });
     const parseCfg = (expect.parse ?? {}) as { max_round_bytes?: number };
-    const root = new ScenarioRoot(dir, format, scn, CHECK_AT, { maxRoundBytes: parseCfg.max_round_bytes || undefined });
+    const root = new ScenarioRoot(dir, format, scn, CHECK_AT, {
+      maxRoundBytes: parseCfg.max_round_bytes || undefined,
+      maxDeltaBytes: this.collectSetting(expect.collect),
+    });
     const failures: Failure[] = [];
     const unchecked: string[] = [];
     const fail = (where: string, expected: unknown, got: unknown) => failures.push({ where: `${format}: ${where}`, expected, got });

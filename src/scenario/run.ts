@@ -35,7 +35,7 @@ export class ScenarioRoot {
     readonly format: Format,
     readonly scn: Scenario,
     readonly at: number,
-    readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; session?: string; remove?: RemovalPolicy } = {},
+    readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; maxDeltaBytes?: number; session?: string; remove?: RemovalPolicy } = {},
   ) {
     mkdirSync(dir, { recursive: true });
     this.sourceRoot = format === 'claude-code' ? join(dir, '_source', 'projects') : join(dir, '_scenario', 'sd-source');
@@ -46,7 +46,7 @@ export class ScenarioRoot {
       root: dir,
       sourceRoot: this.sourceRoot,
       filter: { include: [], exclude: [] },
-      maxDeltaBytes: 2 * 1024 * 1024,
+      maxDeltaBytes: opts.maxDeltaBytes ?? 2 * 1024 * 1024,
       adapter: format === 'sd' ? 'scenario-sd/1' : undefined,
       providerBodies: scn.providerBodies ? this.bodyDir : undefined,
       // An sd build is stamped by the scenario's clock, so a fixed --at lands byte-identical files.
