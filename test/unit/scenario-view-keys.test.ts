@@ -62,6 +62,17 @@ describe('view keys', () => {
     expect(check({ withheld: {} }).status).toBe('passed');
   });
 
+  test('collect takes max_delta_bytes alone, a whole number of bytes', () => {
+    const dir = tempDir();
+    copyFileSync(join(REPO, 'test', 'scenarios', 'view-keys.yaml'), join(dir, 'case.yaml'));
+    const run = (collect: unknown) => {
+      writeFileSync(join(dir, 'case.expect.yaml'), stringify({ collect }));
+      return () => new ScenarioChecker(join(dir, 'case.yaml'), { formats: ['sd'] }).run();
+    };
+    expect(run({ max_delta_bytes: -1 })).toThrow(/collect.max_delta_bytes: a whole number of bytes, got -1/);
+    expect(run({ max_files: 2 })).toThrow(/collect: unknown key "max_files"/);
+  });
+
   test('an unknown key, or a category no view withholds, is an error naming it', () => {
     expect(() => check({ colour: 'red' })).toThrow(/checkpoints.final.view: unknown key "colour"/);
     expect(() => check({ hide: ['secrets'] })).toThrow(/view.hide: "secrets" is not a category a view withholds/);
