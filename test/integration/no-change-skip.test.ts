@@ -6,7 +6,7 @@
  * by a longer copy and one cut short are each still collected, parsed or reported.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { readdirSync, readFileSync, renameSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
@@ -129,4 +129,33 @@ describe('collect and parse with nothing new, then something new', () => {
     expect(cut).toMatchObject({ code: 1, pass: { landedRecords: 0, conflicts: 1 } });
     expect((await collect(config)).pass.conflicts).toBe(1);
   }, 180_000);
+});
+
+describe('a first parse of many sessions', () => {
+  test('spread over threads, it gives each session the chain a parse of that session alone gives, in session order', async () => {
+    const base = tempDir('aszcol-parse-threads-');
+    const src = join(base, 'projects');
+    const n = 20; // above the count from which the parse uses threads
+    for (let i = 0; i < n; i++)
+      writeLines(join(src, `-p${i % 3}`, `${sid(100 + i)}.jsonl`), [rec.user(sid(100 + i), `prompt ${i}`), rec.user(sid(100 + i), `more ${i}`)]);
+    // One collect, copied: both roots hold the same landed bytes, so their chains must match to the digest.
+    const roots = ['all', 'each'].map((name) => {
+      const dir = join(base, name);
+      mkdirSync(dir);
+      return { root: join(dir, 'data'), config: writeConfig(dir, join(dir, 'data'), src) };
+    });
+    expect((await collect(roots[0]!.config)).pass).toMatchObject({ sessions: n, landedRecords: 2 * n });
+    cpSync(roots[0]!.root, roots[1]!.root, { recursive: true });
+
+    const all = await runCli(['parse', '--json', '--config', roots[0]!.config]);
+    expect(all.code).toBe(0);
+    const rows = JSON.parse(all.stdout) as (Row & { headDigest: string })[];
+    expect(rows.map((r) => r.session)).toEqual(Array.from({ length: n }, (_, i) => sid(100 + i)).sort());
+    for (const r of rows) {
+      const one = await runCli(['parse', r.session, '--json', '--config', roots[1]!.config]);
+      expect(one.code).toBe(0);
+      const [alone] = JSON.parse(one.stdout) as (Row & { headDigest: string })[];
+      expect(r).toMatchObject({ status: 'written', headDigest: alone!.headDigest, summary: alone!.summary });
+    }
+  }, 300_000);
 });

@@ -3,7 +3,8 @@
  * directories did not move since a parse found it settled is answered from its stamp without
  * reading anything of it; one whose chain covers its landed files is answered from the chain's
  * cached head; any other is parsed. Afterwards the sessions found settled the long way are
- * stamped, so the next parse with nothing new only stats a few directories per session.
+ * stamped, so the next parse with nothing new only stats a few directories per session. Many
+ * sessions to parse (a first parse) are spread over worker threads (parse-pool.ts).
  */
 import { PARSER, POLICY } from '../../formats/session-flow/types.js';
 import { loadParseSummary, saveParseSummary } from '../../storage/parse-summary.js';
@@ -17,7 +18,9 @@ import {
   type SettledStamp,
   type SettledStamps,
 } from '../../storage/settled-stamps.js';
+import { availableParallelism } from 'node:os';
 import type { ParseResult } from './parse.js';
+import { parseOnThreads } from './parse-pool.js';
 import { settledChain } from './settled.js';
 
 export interface ParseAllOptions {
@@ -75,35 +78,50 @@ function stampOf(root: string, session: string, before: number): SettledStamp | 
   return { head: settled.head, head_digest: settled.headDigest, through_seq: settled.throughSeq, summary, dirs };
 }
 
+/** Sessions to parse the long way before a pool of threads pays for its start. */
+const POOL_FROM = 16;
+
 export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => void = () => {}): Promise<SessionParse[]> {
   const { root } = o;
   const old = loadSettledStamps(root, PARSER, POLICY);
   const next: SettledStamps = { parser: PARSER, policy: POLICY, sessions: {} };
-  const unstamped: string[] = [];
-  const out: SessionParse[] = [];
+  const out = new Map<string, SessionParse>();
+  const longWay: string[] = [];
   for (const session of o.sessions) {
-    let p: SessionParse;
     try {
       const stamp = old?.sessions[session];
       if (stamp && stampHolds(root, session, stamp)) {
         next.sessions[session] = stamp;
-        p = { session, result: fromStamp(session, stamp) };
-      } else {
-        const r = await parseOne(root, session, o.maxRoundBytes);
-        if (r.status === 'unchanged' || r.status === 'written') unstamped.push(session);
-        p = { session, result: r };
-      }
+        out.set(session, { session, result: fromStamp(session, stamp) });
+      } else longWay.push(session);
     } catch (err) {
-      p = { session, error: err as Error };
+      out.set(session, { session, error: err as Error });
     }
-    out.push(p);
-    each(p);
   }
+  const unstamped: string[] = [];
+  const done = (session: string, r: ParseResult | Error) => {
+    out.set(session, r instanceof Error ? { session, error: r } : { session, result: r });
+    if (!(r instanceof Error) && (r.status === 'unchanged' || r.status === 'written')) unstamped.push(session);
+  };
+  const threads = Math.min(4, availableParallelism());
+  if (longWay.length >= POOL_FROM && threads > 1) {
+    await parseOnThreads(longWay, { root, maxRoundBytes: o.maxRoundBytes, threads }, (s) => parseOne(root, s, o.maxRoundBytes), done);
+  } else {
+    for (const session of longWay) {
+      try {
+        done(session, await parseOne(root, session, o.maxRoundBytes));
+      } catch (err) {
+        done(session, err as Error);
+      }
+    }
+  }
+  const results = o.sessions.map((s) => out.get(s)!);
+  for (const p of results) each(p);
   const dropped = old ? Object.keys(old.sessions).some((s) => !(s in next.sessions)) : true;
-  if (unstamped.length === 0 && !dropped) return out;
+  if (unstamped.length === 0 && !dropped) return results;
   try {
     const before = trustedBefore(root);
-    for (const session of unstamped) {
+    for (const session of unstamped.sort()) {
       const stamp = stampOf(root, session, before);
       if (stamp) next.sessions[session] = stamp;
     }
@@ -111,5 +129,5 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
   } catch {
     // Stamps are a cache: a root that refuses them (read-only, full) only keeps every later parse on the long way.
   }
-  return out;
+  return results;
 }
