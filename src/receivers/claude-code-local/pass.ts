@@ -46,7 +46,9 @@ export class LocalCollector {
     if (workers <= 1 || this.opts.clock) return this.pass(); // a clock function cannot cross to a worker
     const started = Date.now();
     const { report, found } = this.begin();
-    const work = sessionsWithWork(this.opts.root, found.sessions, report);
+    // Before the threads exist, quiet sessions are judged here so a pass with nothing new starts none (a one-shot
+    // `collect`); once they run (the service), they judge them, and this thread's event loop stays free.
+    const work = this.pool ? found.sessions : sessionsWithWork(this.opts.root, found.sessions, report);
     if (work.length < 2) {
       for (const s of work) collectSession(s, this.opts, report);
       return this.finish(report, found, started);
