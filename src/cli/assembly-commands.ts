@@ -1,22 +1,16 @@
 import type { Command } from 'commander';
 import type { Io } from './context.js';
-import { runParse } from './parse.js';
-import { runConversation } from './conversation.js';
-import { runConversationFigures } from './conversation-figures.js';
-import { runGlossary } from './glossary.js';
 import { registerScenarioCommands } from './scenario.js';
-import { runIndex } from './index-command.js';
-import { runRepack } from './repack.js';
 import { registerPushCommand } from './push.js';
 
-/** The commands that read and build the round chain: parse, conversation, glossary. */
+/** The commands that read and build the round chain: parse, conversation, glossary. Each loads its module when it runs. */
 export function registerAssemblyCommands(program: Command, io: Io, setCode: (code: number) => void): void {
   const withConfig = (c: Command) => c.option('--config <file>', 'pipeline YAML (default: the embedded default)');
   withConfig(program.command('parse [session]').description('assemble landed sessions and append a round to each chain'))
     .option('--json', 'one JSON document')
     .option('--max-round-bytes <size>', 'round byte budget (default: processors.assembler.max_round_bytes, 2MiB)')
-    .action((session, o) => {
-      setCode(runParse(session, o, io));
+    .action(async (session, o) => {
+      setCode(await (await import('./parse.js')).runParse(session, o, io));
     });
   withConfig(program.command('conversation <id>').description("fold a conversation's chain and print what it holds"))
     .option('--terms <mode>', 'unified (default), native or both', 'unified')
@@ -25,21 +19,25 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     .option('--fold', 'the folded entities and the head header, as JSON')
     .option('--calls', "one row per provider call: request id, duration, time to first token, cost, failed attempts, usage, each figure's source")
     .option('--tools', 'one row per tool use: execution time, success, permission decision and who made it, result size')
-    .action((id, o: { config?: string; terms?: string; json?: boolean; yaml?: boolean; fold?: boolean; calls?: boolean; tools?: boolean }) => {
-      setCode(o.calls || o.tools ? runConversationFigures(id, o, io) : runConversation(id, o, io));
+    .action(async (id, o: { config?: string; terms?: string; json?: boolean; yaml?: boolean; fold?: boolean; calls?: boolean; tools?: boolean }) => {
+      setCode(
+        o.calls || o.tools
+          ? (await import('./conversation-figures.js')).runConversationFigures(id, o, io)
+          : (await import('./conversation.js')).runConversation(id, o, io),
+      );
     });
   withConfig(program.command('repack <dest>').description('copy the storage root into DEST, landed files re-cut at max_delta_bytes, chains assembled again'))
     .option('--session <id>', 'only this session')
     .option('--max-delta-bytes <size>', 'the largest landed file (default: the receiver setting, 2MiB)')
     .option('--json', 'one JSON document')
-    .action((dest, o) => {
-      setCode(runRepack(dest, o, io));
+    .action(async (dest, o) => {
+      setCode((await import('./repack.js')).runRepack(dest, o, io));
     });
   withConfig(program.command('index <session>').description("print a session's derived index; --rebuild builds it again from the landed files"))
     .option('--rebuild', 'discard the index and build it again, under the session lock')
     .option('--json', 'the whole index, entries included, as JSON')
-    .action((session, o) => {
-      setCode(runIndex(session, o, io));
+    .action(async (session, o) => {
+      setCode((await import('./index-command.js')).runIndex(session, o, io));
     });
   registerScenarioCommands(program, io, setCode);
   registerPushCommand(program, io, setCode);
@@ -52,7 +50,7 @@ export function registerAssemblyCommands(program: Command, io: Io, setCode: (cod
     .command('glossary')
     .description('what Claude Code calls each name the model uses')
     .option('--json', 'as JSON')
-    .action((o) => {
-      setCode(runGlossary(o, io));
+    .action(async (o) => {
+      setCode((await import('./glossary.js')).runGlossary(o, io));
     });
 }

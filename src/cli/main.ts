@@ -1,13 +1,5 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { runSources } from './sources.js';
-import { runCollect } from './collect.js';
-import { runVerify } from './verify.js';
-import { runShow } from './show.js';
-import { runServe } from './serve.js';
-import { runValidate } from './validate.js';
-import { runSetupClaudeCode } from './setup.js';
-import { hookMain } from './hook.js';
 import { EXIT, stdio, type Io } from './context.js';
 import { registerAssemblyCommands } from './assembly-commands.js';
 import { registerUsageCommand } from './usage.js';
@@ -17,7 +9,11 @@ function version(): string {
   return pkg.version;
 }
 
-/** Argument parsing only; each command's work lives in its own module. */
+/**
+ * Argument parsing only; each command's work lives in its own module, imported when that command
+ * runs, so a command starts with its own modules only (the service's express and prom-client,
+ * the scenarios' generator and the like stay unloaded for `collect` or `parse`).
+ */
 export async function main(argv: string[], io: Io = stdio): Promise<number> {
   let code: number = EXIT.ok;
   const program = new Command('aszcol')
@@ -31,32 +27,32 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
 
   withConfig(program.command('sources').description('list the sessions discovery finds under the source root'))
     .option('--json', 'one JSON document')
-    .action((o) => {
-      code = runSources(o, io);
+    .action(async (o) => {
+      code = (await import('./sources.js')).runSources(o, io);
     });
   withConfig(program.command('collect').description('land what is new; watch at the interval unless --once'))
     .option('--once', 'one pass; exit non-zero when anything could not be done, was pending or in conflict')
     .option('--json', 'one JSON line per pass')
     .action(async (o) => {
-      code = await runCollect(o, io);
+      code = await (await import('./collect.js')).runCollect(o, io);
     });
   withConfig(program.command('verify [session]').description('check every landed file: digests, counts, contiguity'))
     .option('--json', 'one JSON document')
-    .action((session, o) => {
-      code = runVerify(session, o, io);
+    .action(async (session, o) => {
+      code = (await import('./verify.js')).runVerify(session, o, io);
     });
   withConfig(program.command('show [seq] [row]').description('print one landed record: by position, by its id, or the records of a tool use'))
     .requiredOption('--session <id>', 'the session the file was landed in')
     .option('--record <id>', "the record whose id this is (a transcript line's uuid)")
     .option('--tool-use <id>', 'the record calling this tool use, then each record carrying its result')
     .option('--pretty', 'indent the JSON')
-    .action((seq, row, o) => {
-      code = runShow(seq, row, o, io);
+    .action(async (seq, row, o) => {
+      code = (await import('./show.js')).runShow(seq, row, o, io);
     });
   withConfig(program.command('validate').description('check the configuration without starting anything (exit 2 when it is not valid)'))
     .option('--json', 'one JSON document describing what would run')
-    .action((o) => {
-      code = runValidate(o, io);
+    .action(async (o) => {
+      code = (await import('./validate.js')).runValidate(o, io);
     });
   withConfig(
     program
@@ -72,20 +68,20 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .option('--tool-details', 'include tool parameters and MCP names (OTEL_LOG_TOOL_DETAILS)')
     .option('--traces', 'send spans too (beta)')
     .option('--raw-bodies <dir>', 'write provider request and response bodies under DIR (OTEL_LOG_RAW_API_BODIES=file:DIR)')
-    .action((o) => {
-      code = runSetupClaudeCode(o, io);
+    .action(async (o) => {
+      code = (await import('./setup.js')).runSetupClaudeCode(o, io);
     });
   program
     .command('hook')
     .description("what the Claude Code plugin's hooks run: the event on stdin to the service, or the spool under the root (exit 0 always)")
     .option('--root <dir>', 'the storage root (default: $ASZCOL_ROOT)')
     .action(async (o: { root?: string }) => {
-      code = await hookMain(o.root ? ['--root', o.root] : []);
+      code = await (await import('./hook.js')).hookMain(o.root ? ['--root', o.root] : []);
     });
   // With no command, aszcol runs as a service: the pipelines of the configuration (or the
   // embedded default) until SIGTERM or SIGINT, then it drains and exits 0.
   withConfig(program).action(async (o) => {
-    code = await runServe(o, io);
+    code = await (await import('./serve.js')).runServe(o, io);
   });
   registerAssemblyCommands(program, io, (c) => {
     code = c;

@@ -1,6 +1,5 @@
-import { parseSession, type ParseResult } from '../processors/assembler/parse.js';
-import { settledChain } from '../processors/assembler/settled.js';
-import { loadParseSummary, saveParseSummary } from '../storage/parse-summary.js';
+import type { ParseResult } from '../processors/assembler/parse.js';
+import { parseAll, parseOne, type SessionParse } from '../processors/assembler/parse-all.js';
 import { landedSessions } from '../storage/landed-files.js';
 import { parseBytes } from '../util/units.js';
 import { configFor, EXIT, type Io } from './context.js';
@@ -25,18 +24,7 @@ function row(r: ParseResult): string[] {
   ];
 }
 
-/**
- * A session nothing landed in since its head round, answered from the chain's cached head and the
- * summary counted at that head, without reading its landed files, index or rounds.
- */
-function settledResult(root: string, session: string): ParseResult | undefined {
-  const settled = settledChain(root, session);
-  const summary = settled && loadParseSummary(root, session, settled.headDigest);
-  if (!settled || !summary) return undefined;
-  return { session, status: 'unchanged', rounds: [], throughSeq: settled.throughSeq, head: settled.head, headDigest: settled.headDigest, summary };
-}
-
-export function runParse(session: string | undefined, opts: { config?: string; json?: boolean; maxRoundBytes?: string }, io: Io): number {
+export async function runParse(session: string | undefined, opts: { config?: string; json?: boolean; maxRoundBytes?: string }, io: Io): Promise<number> {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
   let maxRoundBytes = DEFAULT_MAX_ROUND_BYTES;
@@ -52,24 +40,30 @@ export function runParse(session: string | undefined, opts: { config?: string; j
   const rows: string[][] = [];
   const results: ParseResult[] = [];
   let failed = 0;
-  for (const s of sessions) {
-    try {
-      const cached = settledResult(cfg.storageRoot, s);
-      const r = cached ?? parseSession({ root: cfg.storageRoot, session: s, maxRoundBytes });
-      if (r.status === 'empty') continue;
-      if (!cached && r.summary && r.headDigest) saveParseSummary(cfg.storageRoot, s, r.headDigest, r.summary);
-      results.push(r);
-      if (r.status === 'busy') {
-        io.err(`error: ${s}: another parser holds this conversation's chain`);
-        failed++;
-        continue;
-      }
-      rows.push(row(r));
-    } catch (err) {
+  const report = (p: SessionParse) => {
+    if ('error' in p) {
       failed++;
-      io.err(`error: ${s}: ${(err as Error).message}`);
+      io.err(`error: ${p.session}: ${p.error.message}`);
+      return;
     }
-  }
+    const r = p.result;
+    if (r.status === 'empty') return;
+    results.push(r);
+    if (r.status === 'busy') {
+      io.err(`error: ${p.session}: another parser holds this conversation's chain`);
+      failed++;
+      return;
+    }
+    rows.push(row(r));
+  };
+  // One named session the long way; the whole root through the settled stamps, which only a whole-root parse keeps.
+  if (session) {
+    try {
+      report({ session, result: await parseOne(cfg.storageRoot, session, maxRoundBytes) });
+    } catch (err) {
+      report({ session, error: err as Error });
+    }
+  } else await parseAll({ root: cfg.storageRoot, sessions, maxRoundBytes }, report);
   // Nothing landed: say where we looked, so a wrong --config (or none) is obvious.
   if (sessions.length === 0)
     io.err(`aszcol parse: no landed session under ${cfg.storageRoot} (the storage root of ${cfg.source}); run aszcol collect --once first`);

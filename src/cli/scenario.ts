@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { buildScenarios } from '../scenario/build.js';
-import { formatFailures, ScenarioChecker, type CheckResult } from '../scenario/check.js';
-import { listScenarioFiles } from '../scenario/files.js';
+import type { CheckResult } from '../scenario/check.js';
 import type { Format } from '../scenario/run.js';
 import { parseDuration } from '../util/units.js';
 import { parseRemovalPolicy, type RemovalPolicy } from '../storage/scenario-marker.js';
@@ -59,6 +57,8 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      // Loaded here, not at the top: the generator is large and only these two commands use it.
+      const [{ buildScenarios }, { listScenarioFiles }] = await Promise.all([import('../scenario/build.js'), import('../scenario/files.js')]);
       try {
         await buildScenarios(
           listScenarioFiles(files),
@@ -92,7 +92,7 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
     .option('--format <format>', 'claude-code, sd or all', 'all')
     .option('--out <dir>', 'keep the roots here')
     .option('--json', 'one JSON document')
-    .action((paths: string[], o) => {
+    .action(async (paths: string[], o) => {
       const formats = formatsOf(o.format);
       if (!formats) {
         io.err('aszcol scenario check: --format is claude-code, sd or all');
@@ -105,6 +105,7 @@ export function registerScenarioCommands(program: Command, io: Io, setCode: (c: 
           setCode(EXIT.config);
           return;
         }
+      const [{ formatFailures, ScenarioChecker }, { listScenarioFiles }] = await Promise.all([import('../scenario/check.js'), import('../scenario/files.js')]);
       const results: CheckResult[] = [];
       let errors = 0;
       for (const file of listScenarioFiles(paths)) {

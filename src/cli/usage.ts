@@ -23,8 +23,8 @@ interface UsageCliOptions extends Omit<UsageParams, 'report'> {
 /** Lands what is new and assembles it, so the report is current; what fails is said on stderr and the report goes on over what is there. */
 async function collectAndParse(cfg: AszConfig, io: Io): Promise<void> {
   // Loaded only when a pass runs: a report over a landed root starts without them.
-  const [{ parseSession }, { LocalCollector }, { defaultWorkers }, { localReceiverConfig }] = await Promise.all([
-    import('../processors/assembler/parse.js'),
+  const [{ parseAll }, { LocalCollector }, { defaultWorkers }, { localReceiverConfig }] = await Promise.all([
+    import('../processors/assembler/parse-all.js'),
     import('../receivers/claude-code-local/pass.js'),
     import('../receivers/claude-code-local/session-pool.js'),
     import('../service/pipelines.js'),
@@ -43,14 +43,11 @@ async function collectAndParse(cfg: AszConfig, io: Io): Promise<void> {
   } finally {
     await collector.close();
   }
-  for (const session of landedSessions(cfg.storageRoot)) {
-    try {
-      const r = parseSession({ root: cfg.storageRoot, session, maxRoundBytes: PARSE_ROUND_BYTES });
-      if (r.status === 'busy') io.err(`aszcol usage: parse: ${session}: another parser holds its chain; its last round is reported`);
-    } catch (err) {
-      io.err(`aszcol usage: parse: ${session}: ${(err as Error).message}`);
-    }
-  }
+  // As `aszcol parse` does: a session settled since the last parse is only stat'ed.
+  await parseAll({ root: cfg.storageRoot, sessions: landedSessions(cfg.storageRoot), maxRoundBytes: PARSE_ROUND_BYTES }, (p) => {
+    if ('error' in p) io.err(`aszcol usage: parse: ${p.session}: ${p.error.message}`);
+    else if (p.result.status === 'busy') io.err(`aszcol usage: parse: ${p.session}: another parser holds its chain; its last round is reported`);
+  });
 }
 
 const num = (n: number) => n.toLocaleString('en-US');

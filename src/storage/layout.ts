@@ -56,9 +56,10 @@ export const providerBodyDir = (root: string, session: string) => join(root, ses
 /** Every directory that holds landed files of a session: `streams/<s>/`, `runs/<r>/`, `otlp/` and `provider_body/`. */
 export function landedDirs(root: string, session: string): { dir: string; stream?: string; run?: string; otlp?: true; provider?: true }[] {
   const out: { dir: string; stream?: string; run?: string; otlp?: true; provider?: true }[] = [];
-  for (const s of listDir(join(root, session, 'streams')).sort()) out.push({ dir: streamDir(root, session, s), stream: s });
-  for (const r of listDir(join(root, session, 'runs')).sort()) out.push({ dir: runDir(root, session, r), run: r });
+  // An area is listed only when the session holds it: a missing directory costs an exception, and most sessions have no `runs/`.
   const top = listDir(join(root, session));
+  if (top.includes('streams')) for (const s of listDir(join(root, session, 'streams')).sort()) out.push({ dir: streamDir(root, session, s), stream: s });
+  if (top.includes('runs')) for (const r of listDir(join(root, session, 'runs')).sort()) out.push({ dir: runDir(root, session, r), run: r });
   if (top.includes('otlp')) out.push({ dir: otlpDir(root, session), otlp: true });
   if (top.includes('provider_body')) out.push({ dir: providerBodyDir(root, session), provider: true });
   return out;

@@ -58,7 +58,8 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 function freshId(id: string, replica: number): string {
   const d = createHash('sha256').update(`${replica}:${id}`).digest();
   const agent = id.startsWith('agent-');
-  const prefixEnd = agent ? 6 : id.includes('_') ? id.indexOf('_') + 1 : 0;
+  // An agent id is `a` and 16 hex digits: the `a` is kept, or discovery refuses the replica's helper files.
+  const prefixEnd = agent ? (id.startsWith('agent-a') ? 7 : 6) : id.includes('_') ? id.indexOf('_') + 1 : 0;
   const hexOnly = agent || prefixEnd === 0; // UUIDs and agent ids are hex; the API's ids are base62
   let out = id.slice(0, prefixEnd);
   for (let i = prefixEnd; i < id.length; i++) {

@@ -58,10 +58,12 @@ export class SourceLinks {
     for (const r of this.refused) if (path.startsWith(r + sep)) return false;
     let st;
     try {
-      st = lstatSync(path);
+      // Most sessions have no `workflows/`: absent is answered without an exception, which costs more than the lstat.
+      st = lstatSync(path, { throwIfNoEntry: false });
     } catch {
       return false;
     }
+    if (!st) return false;
     if (!st.isSymbolicLink()) return st.isDirectory();
     return this.follow(path, 'dir');
   }

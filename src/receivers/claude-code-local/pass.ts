@@ -6,6 +6,7 @@ import { FileLock } from '../../storage/lock.js';
 import { isSessionEntryName, listDir, sessionLockPath } from '../../storage/layout.js';
 
 import { ProviderBodyCollector } from './provider-bodies.js';
+import { sessionsWithWork } from './quiet-session.js';
 import { collectSession, countConflicts, emptyReport, markPruned, mergeReport, type LocalCollectOptions, type PassReport } from './session-collect.js';
 
 export type { LocalCollectOptions, PassReport } from './session-collect.js';
@@ -45,13 +46,16 @@ export class LocalCollector {
     if (workers <= 1 || this.opts.clock) return this.pass(); // a clock function cannot cross to a worker
     const started = Date.now();
     const { report, found } = this.begin();
-    if (found.sessions.length < 2) {
-      for (const s of found.sessions) collectSession(s, this.opts, report);
+    // Before the threads exist, quiet sessions are judged here so a pass with nothing new starts none (a one-shot
+    // `collect`); once they run (the service), they judge them, and this thread's event loop stays free.
+    const work = this.pool ? found.sessions : sessionsWithWork(this.opts.root, found.sessions, report);
+    if (work.length < 2) {
+      for (const s of work) collectSession(s, this.opts, report);
       return this.finish(report, found, started);
     }
     this.pool ??= new SessionPool(workers);
     const { afterLand: _hook, ...plain } = this.opts;
-    const done = await this.pool.run(found.sessions, plain);
+    const done = await this.pool.run(work, plain);
     for (const r of done) mergeReport(report, r);
     return this.finish(report, found, started);
   }

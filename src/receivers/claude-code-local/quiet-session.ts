@@ -31,11 +31,30 @@ export function quietSession(root: string, s: DiscoveredSession): boolean {
   }
   // One cursor per source and no other: a cursor whose source is gone is the full path's to mark.
   if (cursors !== s.sources.length) return false;
-  if (listDir(indexDir(root, s.id)).some(isTemporary) || listDir(join(root, s.id, 'metrics')).some(isTemporary)) return false;
+  if (listDir(indexDir(root, s.id)).some(isTemporary) || (top.includes('metrics') && listDir(join(root, s.id, 'metrics')).some(isTemporary))) return false;
   if ((readIndexState(root, s.id)?.indexedSeq ?? -1) < highest) return false;
   for (const src of s.sources) {
     const c = loadCursor(join(root, s.id, src.area, src.areaName, `${src.prefix}.cursor`));
     if (!(src.reading === 'append' ? appendSourceQuiet(src.path, src.rel, c) : snapshotSourceQuiet(src.path, src.rel, c))) return false;
   }
   return true;
+}
+
+/**
+ * The sessions that may have something to do, the quiet ones counted into `report` as looked at
+ * (every source unchanged). Judged on the caller's thread before any worker starts, so a pass with
+ * nothing new starts no worker and loads no converter; a worker judges each remaining session again
+ * under its own rules, so a doubt here only costs that second look.
+ */
+export function sessionsWithWork(root: string, sessions: DiscoveredSession[], report: { sessions: number; sources: number }): DiscoveredSession[] {
+  const out: DiscoveredSession[] = [];
+  for (const s of sessions) {
+    if (!quietSession(root, s)) {
+      out.push(s);
+      continue;
+    }
+    report.sessions++;
+    report.sources += s.sources.length;
+  }
+  return out;
 }

@@ -1,0 +1,133 @@
+/**
+ * Parsing every landed session of a root, as `aszcol parse` and `aszcol usage` do: a session whose
+ * directories did not move since a parse found it settled is answered from its stamp without
+ * reading anything of it; one whose chain covers its landed files is answered from the chain's
+ * cached head; any other is parsed. Afterwards the sessions found settled the long way are
+ * stamped, so the next parse with nothing new only stats a few directories per session. Many
+ * sessions to parse (a first parse) are spread over worker threads (parse-pool.ts).
+ */
+import { PARSER, POLICY } from '../../formats/session-flow/types.js';
+import { loadParseSummary, saveParseSummary } from '../../storage/parse-summary.js';
+import {
+  dirTimes,
+  loadSettledStamps,
+  saveSettledStamps,
+  stampHolds,
+  trustedBefore,
+  watchedDirs,
+  type SettledStamp,
+  type SettledStamps,
+} from '../../storage/settled-stamps.js';
+import { availableParallelism } from 'node:os';
+import type { ParseResult } from './parse.js';
+import { parseOnThreads } from './parse-pool.js';
+import { settledChain } from './settled.js';
+
+export interface ParseAllOptions {
+  root: string;
+  sessions: string[];
+  maxRoundBytes: number;
+}
+
+/** One session's outcome: its result, or the error that stopped it (the others go on). */
+export type SessionParse = { session: string; result: ParseResult } | { session: string; error: Error };
+
+const fromStamp = (session: string, s: SettledStamp): ParseResult => ({
+  session,
+  status: 'unchanged',
+  rounds: [],
+  throughSeq: s.through_seq,
+  head: s.head,
+  headDigest: s.head_digest,
+  summary: s.summary,
+});
+
+/**
+ * A session nothing landed in since its head round, answered from the chain's cached head and the
+ * summary counted at that head, without reading its landed files, index or rounds.
+ */
+function settledResult(root: string, session: string): ParseResult | undefined {
+  const settled = settledChain(root, session);
+  const summary = settled && loadParseSummary(root, session, settled.headDigest);
+  if (!settled || !summary) return undefined;
+  return { session, status: 'unchanged', rounds: [], throughSeq: settled.throughSeq, head: settled.head, headDigest: settled.headDigest, summary };
+}
+
+/**
+ * One session the long way: answered from its settled chain, else parsed (and the summary of a new
+ * head kept). Stamps are left alone. The assembly's modules load on the first session that needs them.
+ */
+export async function parseOne(root: string, session: string, maxRoundBytes: number): Promise<ParseResult> {
+  const cached = settledResult(root, session);
+  const r = cached ?? (await import('./parse.js')).parseSession({ root, session, maxRoundBytes });
+  if (!cached && r.summary && r.headDigest) saveParseSummary(root, session, r.headDigest, r.summary);
+  return r;
+}
+
+/**
+ * A stamp for a session, made in the order that keeps it true: its directories' times first, then
+ * the full settled check, so whatever changes after the times were read moves one of them. Undefined
+ * when a time is too recent to trust or the session is not settled.
+ */
+function stampOf(root: string, session: string, before: number): SettledStamp | undefined {
+  const dirs = dirTimes(root, session, watchedDirs(root, session));
+  if (!dirs || dirs.some(([, ms]) => ms >= before)) return undefined;
+  const settled = settledChain(root, session);
+  const summary = settled && loadParseSummary(root, session, settled.headDigest);
+  if (!settled || !summary) return undefined;
+  return { head: settled.head, head_digest: settled.headDigest, through_seq: settled.throughSeq, summary, dirs };
+}
+
+/** Sessions to parse the long way before a pool of threads pays for its start. */
+const POOL_FROM = 16;
+
+export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => void = () => {}): Promise<SessionParse[]> {
+  const { root } = o;
+  const old = loadSettledStamps(root, PARSER, POLICY);
+  const next: SettledStamps = { parser: PARSER, policy: POLICY, sessions: {} };
+  const out = new Map<string, SessionParse>();
+  const longWay: string[] = [];
+  for (const session of o.sessions) {
+    try {
+      const stamp = old?.sessions[session];
+      if (stamp && stampHolds(root, session, stamp)) {
+        next.sessions[session] = stamp;
+        out.set(session, { session, result: fromStamp(session, stamp) });
+      } else longWay.push(session);
+    } catch (err) {
+      out.set(session, { session, error: err as Error });
+    }
+  }
+  const unstamped: string[] = [];
+  const done = (session: string, r: ParseResult | Error) => {
+    out.set(session, r instanceof Error ? { session, error: r } : { session, result: r });
+    if (!(r instanceof Error) && (r.status === 'unchanged' || r.status === 'written')) unstamped.push(session);
+  };
+  const threads = Math.min(4, availableParallelism());
+  if (longWay.length >= POOL_FROM && threads > 1) {
+    await parseOnThreads(longWay, { root, maxRoundBytes: o.maxRoundBytes, threads }, (s) => parseOne(root, s, o.maxRoundBytes), done);
+  } else {
+    for (const session of longWay) {
+      try {
+        done(session, await parseOne(root, session, o.maxRoundBytes));
+      } catch (err) {
+        done(session, err as Error);
+      }
+    }
+  }
+  const results = o.sessions.map((s) => out.get(s)!);
+  for (const p of results) each(p);
+  const dropped = old ? Object.keys(old.sessions).some((s) => !(s in next.sessions)) : true;
+  if (unstamped.length === 0 && !dropped) return results;
+  try {
+    const before = trustedBefore(root);
+    for (const session of unstamped.sort()) {
+      const stamp = stampOf(root, session, before);
+      if (stamp) next.sessions[session] = stamp;
+    }
+    saveSettledStamps(root, next);
+  } catch {
+    // Stamps are a cache: a root that refuses them (read-only, full) only keeps every later parse on the long way.
+  }
+  return results;
+}

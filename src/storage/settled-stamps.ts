@@ -1,0 +1,126 @@
+/**
+ * `_conversations/settled.stamps`: the conversations `aszcol parse` found settled (the chain covers
+ * every landed file), each with what the parse printed for it and the modification time of every
+ * directory a change to its evidence or its chain would touch. A later parse stats those
+ * directories and, when none moved, answers from here without listing or reading anything of
+ * the session. A cache only: unsynced, rebuilt by the next parse when missing or unreadable.
+ *
+ * Why a directory's time is enough: landing a file, replacing a cursor, the index or the chain's
+ * state, adding a round, a stream or a run all create or rename an entry in one of the watched
+ * directories, which sets that directory's time to the kernel's clock at that moment. A time is
+ * only trusted when it lies further in the past than the filesystem's clock grain at the moment
+ * it was read (measured on a probe file there), so a change in the same clock tick as the read
+ * cannot keep the old time.
+ */
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { CONVERSATIONS, roundsDir } from './chain.js';
+import type { ConversationSummary } from './parse-summary.js';
+import { replaceAtomically } from './write-once.js';
+
+/** What a settled conversation's parse reports, and its watched directories with their times when it was found settled. */
+export interface SettledStamp {
+  head: number;
+  head_digest: string;
+  through_seq: number;
+  summary: ConversationSummary;
+  /** Relative to the session directory (`''` is the directory itself), each with its time in ms. */
+  dirs: [string, number][];
+}
+
+export interface SettledStamps {
+  /** The parser and policy that found them settled: another version parses again. */
+  parser: string;
+  policy: string;
+  sessions: Record<string, SettledStamp>;
+}
+
+const STAMPS = 'settled.stamps';
+const stampsPath = (root: string) => join(root, CONVERSATIONS, STAMPS);
+
+/** A filesystem with sub-second times stamps at the kernel's tick (a few ms); 100 ms covers it with room. Others (FAT: 2 s) get the coarse grain. */
+const FINE_GRAIN_MS = 100;
+const COARSE_GRAIN_MS = 2500;
+
+function listed(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Every directory whose change could unsettle the conversation, relative to the session directory:
+ * the session directory itself (a new `otlp/`, `runs/` or `provider_body/`), each landed area and
+ * its streams and runs (a landed file), and the chain's rounds (a round another parser wrote). The
+ * index and the chain's own state follow from those and are not watched.
+ */
+export function watchedDirs(root: string, session: string): string[] {
+  const top = listed(join(root, session));
+  const dirs = [''];
+  for (const area of ['streams', 'runs'] as const) {
+    if (!top.includes(area)) continue;
+    dirs.push(area);
+    for (const name of listed(join(root, session, area))) dirs.push(`${area}/${name}`);
+  }
+  for (const extra of ['otlp', 'provider_body']) if (top.includes(extra)) dirs.push(extra);
+  dirs.push(relative(join(root, session), roundsDir(root, session)));
+  return dirs;
+}
+
+/** Each directory's modification time, or undefined when one of them cannot be stat'ed. */
+export function dirTimes(root: string, session: string, dirs: string[]): [string, number][] | undefined {
+  const out: [string, number][] = [];
+  for (const d of dirs) {
+    const st = statSync(join(root, session, d), { throwIfNoEntry: false });
+    if (!st?.isDirectory()) return undefined;
+    out.push([d, st.mtimeMs]);
+  }
+  return out;
+}
+
+/** Whether every directory of a stamp still has the time it had when the stamp was made. */
+export function stampHolds(root: string, session: string, stamp: SettledStamp): boolean {
+  if (!Array.isArray(stamp.dirs) || stamp.dirs.length === 0) return false;
+  const base = join(root, session);
+  for (const [d, ms] of stamp.dirs) {
+    const st = statSync(d ? `${base}/${d}` : base, { throwIfNoEntry: false });
+    if (st?.mtimeMs !== ms) return false;
+  }
+  return true;
+}
+
+/**
+ * The filesystem's own clock now, minus its grain: a directory time below this cannot be the time
+ * of a change still to come. Read from a probe file written and removed under `_conversations`, so
+ * the figure is the clock of the filesystem that stamps the directories (a network one included).
+ */
+export function trustedBefore(root: string): number {
+  const probe = join(root, CONVERSATIONS, `.tmp-settled-probe-${process.pid}`);
+  const fd = openSync(probe, 'w');
+  let ms: number;
+  try {
+    ms = fstatSync(fd).mtimeMs;
+  } finally {
+    closeSync(fd);
+    unlinkSync(probe);
+  }
+  return ms - (ms % 1000 !== 0 ? FINE_GRAIN_MS : COARSE_GRAIN_MS);
+}
+
+/** The stamps a parse left, when they were made by this parser and policy; undefined otherwise or when the file does not read. */
+export function loadSettledStamps(root: string, parser: string, policy: string): SettledStamps | undefined {
+  try {
+    const o = JSON.parse(readFileSync(stampsPath(root), 'utf8')) as Partial<SettledStamps>;
+    if (o.parser !== parser || o.policy !== policy || typeof o.sessions !== 'object' || o.sessions === null) return undefined;
+    return o as SettledStamps;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Unsynced: stamps lost in a crash only cost the next parse its full look at each session. */
+export function saveSettledStamps(root: string, stamps: SettledStamps): void {
+  replaceAtomically(stampsPath(root), JSON.stringify(stamps) + '\n', { sync: false });
+}
