@@ -1,12 +1,9 @@
-import { ShardedMap } from '../util/sharded-map.js';
-
 /**
  * Rows of a table grouped by a key, each group in row order, kept as one chain through the rows
- * instead of an array per key: tens of thousands of groups cost a sharded map and two integer
- * arrays. Keys iterate in the order they were first seen.
+ * instead of an array per key: tens of thousands of groups cost one map and two integer arrays. Keys iterate in the order they were first seen.
  */
 export class RowGroups {
-  private readonly firstOf = new ShardedMap<number>();
+  private readonly firstOf = new Map<string, number>();
   private readonly next: Int32Array;
   /** The last row of the group a first row starts. */
   private readonly last: Int32Array;

@@ -8,7 +8,6 @@ import type { IndexEntry } from '../storage/index.js';
 import type { ToolUse } from './stage4-tools.js';
 import { emitAuxiliaryStream, type PlacedObservation } from './auxiliary-stream.js';
 import { RowGroups } from './row-groups.js';
-import { ShardedMap } from '../util/sharded-map.js';
 
 const NO_EXPORT = 'no OTLP export from the runtime has landed for this session';
 const NOT_YET = 'no event or span naming it has landed (yet); a later round adds it';
@@ -77,7 +76,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     const e = ctx.byId.get(id);
     return e?.fileKind === 'transcript' ? e.call : undefined;
   };
-  const callOfRequest = new ShardedMap<string>();
+  const callOfRequest = new Map<string, string>();
   const bridge = (request: string | undefined, call: string | undefined) => {
     if (!request || !call) return;
     const prev = callOfRequest.get(request);
@@ -99,8 +98,8 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     j.byPrompt.add(t.text('prompt', r), r);
   }
 
-  const requestOfCall = new ShardedMap<string>();
-  for (const request of callOfRequest.keys()) requestOfCall.set(callOfRequest.get(request)!, request);
+  const requestOfCall = new Map<string, string>();
+  for (const [request, call] of callOfRequest) requestOfCall.set(call, request);
   const retries = retriesOfCalls(ctx, failures);
   for (const [id, node] of ctx.out.nodes) {
     if (node.kind !== 'llm.call') continue;
@@ -112,7 +111,11 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   // The runtime's own side calls join no call by design: they are the auxiliary stream, not a gap.
   const unjoined = new Map<string, PlacedObservation[]>();
   for (const request of j.byRequest.keys())
-    if (!callOfRequest.has(request)) unjoined.set(request, j.byRequest.rows(request).map((r) => placed(t, r)));
+    if (!callOfRequest.has(request))
+      unjoined.set(
+        request,
+        j.byRequest.rows(request).map((r) => placed(t, r)),
+      );
   const auxiliary = emitAuxiliaryStream(ctx, unjoined);
   for (const request of unjoined.keys()) {
     if (auxiliary.has(request)) continue;
@@ -192,8 +195,8 @@ function callFigures(out: Record<string, unknown>, request: string | undefined, 
   const num = (field: Parameters<ObservationTable['number']>[0], r: number) => (r < 0 ? undefined : t.number(field, r));
   const text = (field: Parameters<ObservationTable['text']>[0], r: number) => (r < 0 ? undefined : t.text(field, r));
   if (request) out.request_id = request;
-  // Each figure from the event, else from the span, with where it came from. Named stores only: V8
-  // turns an object given many properties by computed names into a dictionary several times larger.
+  // Each figure from the event, else from the span, with where it came from. Named stores: V8 may
+  // turn an object given many properties by computed names into a larger dictionary-mode object.
   const eventMs = num('durationMs', event),
     spanMs = num('durationMs', span);
   if (eventMs !== undefined || spanMs !== undefined) {

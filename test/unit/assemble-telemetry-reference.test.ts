@@ -97,7 +97,8 @@ function session(seed: number): IndexEntry[] {
       const tools = Array.from({ length: rnd.int(3) }, (_, k) => `tu_${talk}_${c}_${k}`);
       let record = '';
       if (!tools.length) record = t.fragment(msg, { type: 'text', text: 'done' });
-      for (const tool of tools) record ||= t.fragment(msg, { type: 'tool_use', id: tool, name: rnd.pick(['Bash', 'Read', 'mcp__srv__echo']), input: {} }, { stop: 'tool_use' });
+      for (const tool of tools)
+        record ||= t.fragment(msg, { type: 'tool_use', id: tool, name: rnd.pick(['Bash', 'Read', 'mcp__srv__echo']), input: {} }, { stop: 'tool_use' });
       for (const tool of tools) t.result(tool, 'ok', prompt);
       calls.push({ msg, record, request: `req_${talk}_${c}`, tools, prompt });
     }
@@ -116,7 +117,15 @@ function session(seed: number): IndexEntry[] {
       if (rnd.chance(0.05)) attrs.query_source = 'main';
       ev('api_request', at, attrs);
     }
-    if (rnd.chance(0.3)) ev('api_error', at - 300, { ...p, request_id: call.request, status_code: n(529), attempt: 1, ...(rnd.chance(0.7) ? { duration_ms: 40 } : {}), error: 'overloaded' } as PlainObject);
+    if (rnd.chance(0.3))
+      ev('api_error', at - 300, {
+        ...p,
+        request_id: call.request,
+        status_code: n(529),
+        attempt: 1,
+        ...(rnd.chance(0.7) ? { duration_ms: 40 } : {}),
+        error: 'overloaded',
+      } as PlainObject);
     if (rnd.chance(0.7)) ev('assistant_response', at + 1, { ...p, request_id: call.request, 'message.uuid': call.record });
     if (rnd.chance(0.4)) {
       const ok = rnd.chance(0.8);
@@ -126,11 +135,27 @@ function session(seed: number): IndexEntry[] {
             { name: 'gen_ai.request.attempt', timeNs: BigInt(at - 600) * 1_000_000n, attributes: { attempt: 2 } },
           ]
         : [];
-      spans.push(span('claude_code.llm_request', at - 900, 880, { request_id: call.request, success: ok, ttft_ms: 70, attempt: 1, model: 'm' }, { spanId: nextSpan() }, marks));
+      spans.push(
+        span(
+          'claude_code.llm_request',
+          at - 900,
+          880,
+          { request_id: call.request, success: ok, ttft_ms: 70, attempt: 1, model: 'm' },
+          { spanId: nextSpan() },
+          marks,
+        ),
+      );
     }
     for (const tool of call.tools) {
       const bridgeRequest: PlainObject = rnd.chance(0.7) ? { request_id: call.request } : {};
-      if (rnd.chance(0.6)) ev('tool_decision', at + 2, { ...p, ...bridgeRequest, tool_use_id: tool, decision: rnd.pick(['accept', 'reject']), source: rnd.pick(['config', 'user', 'hook']) });
+      if (rnd.chance(0.6))
+        ev('tool_decision', at + 2, {
+          ...p,
+          ...bridgeRequest,
+          tool_use_id: tool,
+          decision: rnd.pick(['accept', 'reject']),
+          source: rnd.pick(['config', 'user', 'hook']),
+        });
       if (rnd.chance(0.7))
         ev('tool_result', at + 600, {
           ...p,
@@ -144,8 +169,20 @@ function session(seed: number): IndexEntry[] {
       if (rnd.chance(0.3)) {
         const toolSpan = nextSpan();
         spans.push(span('claude_code.tool', at + 3, 590, { tool_use_id: tool, tool_name: 'Bash' }, { spanId: toolSpan }));
-        if (rnd.chance(0.6)) spans.push(span('claude_code.tool.blocked_on_user', at + 3, 19 + rnd.int(50), { decision: 'accept', source: 'user' }, { spanId: nextSpan(), parentSpanId: toolSpan }));
-        if (rnd.chance(0.6)) spans.push(span('claude_code.tool.execution', at + 30, 500, { tool_use_id: tool, success: rnd.chance(0.8) }, { spanId: nextSpan(), parentSpanId: toolSpan }));
+        if (rnd.chance(0.6))
+          spans.push(
+            span(
+              'claude_code.tool.blocked_on_user',
+              at + 3,
+              19 + rnd.int(50),
+              { decision: 'accept', source: 'user' },
+              { spanId: nextSpan(), parentSpanId: toolSpan },
+            ),
+          );
+        if (rnd.chance(0.6))
+          spans.push(
+            span('claude_code.tool.execution', at + 30, 500, { tool_use_id: tool, success: rnd.chance(0.8) }, { spanId: nextSpan(), parentSpanId: toolSpan }),
+          );
       }
     }
   }

@@ -1,6 +1,17 @@
 import type { Figures } from '../../storage/index-figures.js';
 import { ChunkedList } from '../../util/chunked-list.js';
-import { ATTRIBUTES, attemptStarts, bool, EVENT_KINDS, num, SPAN_KINDS, str, type Observation, type ObservationKind, type Settable } from './otlp-figures.js';
+import {
+  ATTRIBUTES,
+  attemptStarts,
+  type bool,
+  EVENT_KINDS,
+  num,
+  SPAN_KINDS,
+  str,
+  type Observation,
+  type ObservationKind,
+  type Settable,
+} from './otlp-figures.js';
 
 /**
  * Claude Code's events and spans as columns: one row per record, read with the same rules as
@@ -48,7 +59,8 @@ const KINDS: readonly ObservationKind[] = [...new Set<ObservationKind>([...Objec
 const KIND_CODE = new Map(KINDS.map((k, i) => [k, i]));
 
 /** Where each attribute a join reads goes: a string, number or boolean column, and how its value reads. */
-type Slot = { type: 'string'; column: number; read: typeof str } | { type: 'number'; column: number; read: typeof num } | { type: 'boolean'; read: typeof bool };
+type Slot =
+  { type: 'string'; column: number; read: typeof str } | { type: 'number'; column: number; read: typeof num } | { type: 'boolean'; read: typeof bool };
 const slotOf = (field: Settable, read: (typeof ATTRIBUTES)[string][1]): Slot => {
   const s = STRING_FIELDS.indexOf(field as StringField);
   if (s >= 0) return { type: 'string', column: s, read: read as typeof str };
