@@ -1,26 +1,35 @@
-import { readObservation, type Observation } from '../adapters/claude-code/otlp-figures.js';
+import { ObservationTable } from '../adapters/claude-code/observation-table.js';
+import type { ObservationKind } from '../adapters/claude-code/otlp-figures.js';
 import { entityId, type Ref } from '../formats/session-flow/types.js';
 import { IsoTimes } from '../util/iso-time.js';
 import { retriesOfCalls, type RetriedAttempt } from './call-retries.js';
-import { addUnresolved, has, refOf, type AssemblyContext } from './context.js';
+import { addUnresolved, has, type AssemblyContext } from './context.js';
 import type { IndexEntry } from '../storage/index.js';
 import type { ToolUse } from './stage4-tools.js';
-import { emitAuxiliaryStream } from './auxiliary-stream.js';
-
-interface Seen extends Observation {
-  at: Ref;
-  /** The record's own time (an event's timestamp, a span's start), ms since the epoch. */
-  time?: number;
-}
+import { emitAuxiliaryStream, type PlacedObservation } from './auxiliary-stream.js';
+import { RowGroups } from './row-groups.js';
 
 const NO_EXPORT = 'no OTLP export from the runtime has landed for this session';
 const NOT_YET = 'no event or span naming it has landed (yet); a later round adds it';
 
-const push = <K, V>(m: Map<K, V[]>, k: K | undefined, v: V) => {
-  if (k !== undefined) (m.get(k) ?? m.set(k, []).get(k)!).push(v);
-};
-const sum = (xs: (number | undefined)[]) => xs.reduce<number>((a, x) => a + (x ?? 0), 0);
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
+/** Costs are sums of small floats: kept to a micro-dollar so equal inputs print equally. */
+const round3x = (n: number) => Math.round(n * 1e6) / 1e6;
+
+/** The observations, their groups by identifier, and the formatter every figure's time goes through. */
+interface Joined {
+  t: ObservationTable;
+  byRequest: RowGroups;
+  byToolUse: RowGroups;
+  byPrompt: RowGroups;
+  byParentSpan: RowGroups;
+  times: IsoTimes;
+  exported: boolean;
+}
+
+const refAt = (t: ObservationTable, r: number): Ref => ({ seq: t.seqs[r]!, row: t.rows[r]! });
+/** The distinct names of a group's rows, in row order. */
+const namesOf = (t: ObservationTable, g: RowGroups, key: string) => [...new Set(g.rows(key).map((r) => t.name(r)))].join(', ');
 
 /**
  * Stage 9. The runtime's own events and spans, joined to the calls, tools and talks they describe
@@ -30,30 +39,37 @@ const round3 = (n: number) => Math.round(n * 1000) / 1000;
  * use the call holds. What joins nothing is an open `telemetry` unresolved entry with its reason; a
  * step with no event says which figures are unavailable and why. Events that land after the
  * transcript join in the next round, since assembly runs over everything landed so far.
+ *
+ * The events are read into columns (adapters/claude-code/observation-table.ts) and grouped by
+ * chains through the rows (row-groups.ts): no object per event, only the figures written out.
  */
 export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>): void {
-  const seen: Seen[] = [];
-  const times = new IsoTimes();
+  let capacity = 0;
+  for (const e of ctx.live) if (e.fileKind === 'otlp_log' || e.fileKind === 'otlp_span') capacity++;
+  const t = new ObservationTable(capacity);
   const failures: IndexEntry[] = [];
   for (const e of ctx.live) {
     const kind = e.fileKind;
     if (kind === 'transcript' && e.figures && has(e, 'api_error')) failures.push(e);
     if (kind !== 'otlp_log' && kind !== 'otlp_span') continue;
     const figures = e.figures;
-    if (!figures) continue;
-    const o = readObservation(figures);
-    if (!o) continue;
-    if (o.session !== undefined && o.session !== ctx.session) {
-      addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${o.name} record names session ${o.session}, not ${ctx.session}`);
-      continue;
+    if (!figures || !t.read(figures, e.seq, e.row, e.time)) continue;
+    const session = t.text('session', t.length - 1);
+    if (session !== undefined && session !== ctx.session) {
+      addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${t.name(t.length - 1)} record names session ${session}, not ${ctx.session}`);
+      t.dropLast();
     }
-    // The observation is fresh: give it its place instead of copying it.
-    const placed = o as Seen;
-    placed.at = refOf(e);
-    if (e.time !== undefined) placed.time = e.time;
-    seen.push(placed);
   }
-  const exported = seen.length > 0;
+  const n = t.length;
+  const j: Joined = {
+    t,
+    byRequest: new RowGroups(n),
+    byToolUse: new RowGroups(n),
+    byPrompt: new RowGroups(n),
+    byParentSpan: new RowGroups(n),
+    times: new IsoTimes(),
+    exported: n > 0,
+  };
 
   // The bridges from a request id to the call (message id) that carries it.
   const callOfRecord = (id: string) => {
@@ -67,17 +83,19 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     if (prev === undefined) callOfRequest.set(request, call);
     else if (prev !== call) addUnresolved(ctx, 'telemetry', `request/${request}`, `the runtime ties request ${request} to two calls, ${prev} and ${call}`);
   };
-  const byRequest = new Map<string, Seen[]>();
-  const byToolUse = new Map<string, Seen[]>();
-  const byPrompt = new Map<string, Seen[]>();
-  const byParentSpan = new Map<string, Seen[]>();
-  for (const o of seen) {
-    if (o.kind === 'call_response' && o.record) bridge(o.request, callOfRecord(o.record));
-    if ((o.kind === 'tool_decision' || o.kind === 'tool_result') && o.toolUse) bridge(o.request, uses.get(o.toolUse)?.entry.call);
-    if (o.kind === 'call' || o.kind === 'call_span' || o.kind === 'call_error') push(byRequest, o.request, o);
-    if (o.kind === 'tool_decision' || o.kind === 'tool_result' || o.kind === 'tool_span' || o.kind === 'tool_execution_span') push(byToolUse, o.toolUse, o);
-    if (o.kind === 'tool_blocked_span') push(byParentSpan, o.parentSpanId, o);
-    push(byPrompt, o.prompt, o);
+  for (let r = 0; r < n; r++) {
+    const kind = t.kind(r);
+    const request = t.text('request', r),
+      toolUse = t.text('toolUse', r);
+    if (kind === 'call_response') {
+      const record = t.text('record', r);
+      if (record) bridge(request, callOfRecord(record));
+    }
+    if ((kind === 'tool_decision' || kind === 'tool_result') && toolUse) bridge(request, uses.get(toolUse)?.entry.call);
+    if (kind === 'call' || kind === 'call_span' || kind === 'call_error') j.byRequest.add(request, r);
+    if (kind === 'tool_decision' || kind === 'tool_result' || kind === 'tool_span' || kind === 'tool_execution_span') j.byToolUse.add(toolUse, r);
+    if (kind === 'tool_blocked_span') j.byParentSpan.add(t.text('parentSpanId', r), r);
+    j.byPrompt.add(t.text('prompt', r), r);
   }
 
   const requestOfCall = new Map<string, string>();
@@ -88,181 +106,281 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     const call = id.slice('call/'.length);
     const request = requestOfCall.get(call);
     // Each node owns its attrs object (stages 3 and 4 make one per node): written in place, not copied.
-    callFigures((node.attrs ??= {}), request, request ? (byRequest.get(request) ?? []) : [], exported, times, retries.get(call));
+    callFigures((node.attrs ??= {}), request, j, retries.get(call));
   }
   // The runtime's own side calls join no call by design: they are the auxiliary stream, not a gap.
-  const auxiliary = emitAuxiliaryStream(ctx, new Map([...byRequest].filter(([request]) => !callOfRequest.has(request))));
-  for (const [request, obs] of byRequest) {
-    if (callOfRequest.has(request) || auxiliary.has(request)) continue;
-    const names = [...new Set(obs.map((o) => o.name))].join(', ');
+  const unjoined = new Map<string, PlacedObservation[]>();
+  for (const request of j.byRequest.keys())
+    if (!callOfRequest.has(request))
+      unjoined.set(
+        request,
+        j.byRequest.rows(request).map((r) => placed(t, r)),
+      );
+  const auxiliary = emitAuxiliaryStream(ctx, unjoined);
+  for (const request of unjoined.keys()) {
+    if (auxiliary.has(request)) continue;
     addUnresolved(
       ctx,
       'telemetry',
       `request/${request}`,
-      `${names} names request ${request}, and no landed call is tied to it by an assistant_response or tool event`,
+      `${namesOf(t, j.byRequest, request)} names request ${request}, and no landed call is tied to it by an assistant_response or tool event`,
     );
   }
 
   for (const u of uses.values()) {
     const node = ctx.out.nodes.get(entityId('tool', u.id));
     if (!node) continue;
-    const obs = byToolUse.get(u.id) ?? [];
-    const toolSpans = obs.filter((o) => o.kind === 'tool_span' && o.spanId);
-    const blocked = toolSpans.flatMap((t) => byParentSpan.get(t.spanId!) ?? []);
-    toolFigures((node.attrs ??= {}), obs, blocked, exported, times);
+    let blocked: number[] | undefined;
+    for (let r = j.byToolUse.first(u.id); r >= 0; r = j.byToolUse.after(r))
+      if (t.kind(r) === 'tool_span' && t.text('spanId', r))
+        for (let b = j.byParentSpan.first(t.text('spanId', r)); b >= 0; b = j.byParentSpan.after(b)) (blocked ??= []).push(b);
+    toolFigures((node.attrs ??= {}), j.byToolUse.first(u.id), blocked, j);
   }
-  const toolSpanIds = new Set(seen.filter((o) => o.kind === 'tool_span' && o.spanId).map((o) => o.spanId!));
-  for (const [toolUse, obs] of byToolUse) {
+  const toolSpanIds = new Set<string>();
+  for (let r = 0; r < n; r++) {
+    const spanId = t.kind(r) === 'tool_span' ? t.text('spanId', r) : undefined;
+    if (spanId) toolSpanIds.add(spanId);
+  }
+  for (const toolUse of j.byToolUse.keys()) {
     if (uses.has(toolUse)) continue;
-    addUnresolved(
-      ctx,
-      'telemetry',
-      `tool_use/${toolUse}`,
-      `${[...new Set(obs.map((o) => o.name))].join(', ')} names tool use ${toolUse}, which no landed call holds`,
-    );
+    addUnresolved(ctx, 'telemetry', `tool_use/${toolUse}`, `${namesOf(t, j.byToolUse, toolUse)} names tool use ${toolUse}, which no landed call holds`);
   }
-  for (const [parent, obs] of byParentSpan) {
+  for (const parent of j.byParentSpan.keys()) {
     if (toolSpanIds.has(parent)) continue;
-    addUnresolved(ctx, 'telemetry', `span/${parent}`, `${obs.length} ${obs[0]!.name} span(s) hang under span ${parent}, which is no landed tool span`);
+    const rows = j.byParentSpan.rows(parent);
+    addUnresolved(ctx, 'telemetry', `span/${parent}`, `${rows.length} ${t.name(rows[0]!)} span(s) hang under span ${parent}, which is no landed tool span`);
   }
 
-  for (const t of ctx.talks) {
-    const node = ctx.out.nodes.get(t.id);
+  for (const talk of ctx.talks) {
+    const node = ctx.out.nodes.get(talk.id);
     if (!node) continue;
-    const prompts = [...new Set(t.runs.map((r) => r.cycle))];
-    const obs = prompts.flatMap((p) => byPrompt.get(p) ?? []);
-    Object.assign((node.attrs ??= {}), totals(obs, exported, prompts));
+    const promptIds = [...new Set(talk.runs.map((r) => r.cycle))];
+    writeTotals((node.attrs ??= {}), j, promptIds);
   }
   const session = ctx.out.nodes.get(entityId('session', ctx.session));
-  if (session) Object.assign((session.attrs ??= {}), totals(seen, exported), { telemetry_records: seen.length });
+  if (session) {
+    const attrs = (session.attrs ??= {});
+    writeTotals(attrs, j);
+    attrs.telemetry_records = n;
+  }
+}
+
+/** A row as the auxiliary stream reads it. */
+function placed(t: ObservationTable, r: number): PlacedObservation {
+  const o = t.observation(r) as PlacedObservation;
+  o.at = refAt(t, r);
+  const time = t.time(r);
+  if (time !== undefined) o.time = time;
+  return o;
 }
 
 /** A provider call's figures, each with where it came from. */
-function callFigures(
-  out: Record<string, unknown>,
-  request: string | undefined,
-  obs: Seen[],
-  exported: boolean,
-  times: IsoTimes,
-  retried: RetriedAttempt[] | undefined,
-): void {
-  let event: Seen | undefined, span: Seen | undefined;
-  let failed: Seen[] | undefined;
-  for (const o of obs) {
-    if (o.kind === 'call') event ??= o;
-    else if (o.kind === 'call_span' && o.success !== false) span ??= o;
-    if (o.kind === 'call_error' || (o.kind === 'call_span' && o.success === false)) (failed ??= []).push(o);
+function callFigures(out: Record<string, unknown>, request: string | undefined, j: Joined, retried: RetriedAttempt[] | undefined): void {
+  const { t, times } = j;
+  let event = -1,
+    span = -1;
+  let failed: number[] | undefined;
+  let refs: Ref[] | undefined;
+  const first = request ? j.byRequest.first(request) : -1;
+  for (let r = first; r >= 0; r = j.byRequest.after(r)) {
+    const kind = t.kind(r);
+    if (kind === 'call') {
+      if (event < 0) event = r;
+    } else if (kind === 'call_span' && t.succeeded(r) !== false) {
+      if (span < 0) span = r;
+    }
+    if (kind === 'call_error' || (kind === 'call_span' && t.succeeded(r) === false)) (failed ??= []).push(r);
+    (refs ??= []).push(refAt(t, r));
   }
+  const num = (field: Parameters<ObservationTable['number']>[0], r: number) => (r < 0 ? undefined : t.number(field, r));
+  const text = (field: Parameters<ObservationTable['text']>[0], r: number) => (r < 0 ? undefined : t.text(field, r));
   if (request) out.request_id = request;
-  figure(out, 'duration_ms', 'duration_ms_from', event?.durationMs, span?.durationMs);
-  figure(out, 'ttft_ms', 'ttft_ms_from', event?.ttftMs, span?.ttftMs);
-  figure(out, 'cost_usd', 'cost_usd_from', event?.costUsd, undefined);
-  figure(out, 'speed', 'speed_from', event?.speed, span?.speed);
-  figure(out, 'model', 'model_from', event?.model, span?.model);
-  const spanStart = times.formatText(span?.start),
-    spanEnd = times.formatText(span?.end);
+  // Each figure from the event, else from the span, with where it came from. Named stores: V8 may
+  // turn an object given many properties by computed names into a larger dictionary-mode object.
+  const eventMs = num('durationMs', event),
+    spanMs = num('durationMs', span);
+  if (eventMs !== undefined || spanMs !== undefined) {
+    out.duration_ms = eventMs ?? spanMs;
+    out.duration_ms_from = eventMs !== undefined ? 'event' : 'span';
+  }
+  const eventTtft = num('ttftMs', event),
+    spanTtft = num('ttftMs', span);
+  if (eventTtft !== undefined || spanTtft !== undefined) {
+    out.ttft_ms = eventTtft ?? spanTtft;
+    out.ttft_ms_from = eventTtft !== undefined ? 'event' : 'span';
+  }
+  const cost = num('costUsd', event);
+  if (cost !== undefined) {
+    out.cost_usd = cost;
+    out.cost_usd_from = 'event';
+  }
+  const eventSpeed = text('speed', event),
+    spanSpeed = text('speed', span);
+  if (eventSpeed !== undefined || spanSpeed !== undefined) {
+    out.speed = eventSpeed ?? spanSpeed;
+    out.speed_from = eventSpeed !== undefined ? 'event' : 'span';
+  }
+  const eventModel = text('model', event),
+    spanModel = text('model', span);
+  if (eventModel !== undefined || spanModel !== undefined) {
+    out.model = eventModel ?? spanModel;
+    out.model_from = eventModel !== undefined ? 'event' : 'span';
+  }
+  const spanStart = times.formatText(text('start', span)),
+    spanEnd = times.formatText(text('end', span));
+  const eventTime = event < 0 ? undefined : t.time(event);
   if (spanStart && spanEnd) {
     out.started_at = spanStart;
     out.ended_at = spanEnd;
     out.span_from = 'span';
-  } else if (event?.time !== undefined && event.durationMs !== undefined) {
-    out.started_at = times.format(event.time - event.durationMs);
-    out.ended_at = times.format(event.time);
+  } else if (eventTime !== undefined && eventMs !== undefined) {
+    out.started_at = times.format(eventTime - eventMs);
+    out.ended_at = times.format(eventTime);
     out.span_from = 'event';
   }
-  if (event) {
+  if (event >= 0) {
     const usage: Record<string, number> = {};
-    if (event.inputTokens !== undefined) usage.input = event.inputTokens;
-    if (event.outputTokens !== undefined) usage.output = event.outputTokens;
-    if (event.cacheReadTokens !== undefined) usage.cache_read = event.cacheReadTokens;
-    if (event.cacheCreationTokens !== undefined) usage.cache_creation = event.cacheCreationTokens;
+    const input = t.number('inputTokens', event),
+      output = t.number('outputTokens', event),
+      cacheRead = t.number('cacheReadTokens', event),
+      cacheCreation = t.number('cacheCreationTokens', event);
+    if (input !== undefined) usage.input = input;
+    if (output !== undefined) usage.output = output;
+    if (cacheRead !== undefined) usage.cache_read = cacheRead;
+    if (cacheCreation !== undefined) usage.cache_creation = cacheCreation;
     if (Object.keys(usage).length) out.event_usage = usage;
   }
   // Failed attempts: the runtime's api_error events, llm_request spans it marked unsuccessful, and
   // the transcript's api_error records right above the call, timed by the answered span's attempts.
-  if (failed || retried) Object.assign(out, failedAttempts(failed ?? [], retried ?? [], span, times));
+  if (failed || retried) Object.assign(out, failedAttempts(failed ?? [], retried ?? [], span, j));
   if (out.duration_ms === undefined || out.ttft_ms === undefined || out.cost_usd === undefined) {
     const missing = CALL_FIGURES.filter((k) => out[k] === undefined);
     out.unavailable = missing;
-    out.unavailable_reason = !exported ? NO_EXPORT : request ? 'the runtime sent no figure for it' : NOT_YET;
+    out.unavailable_reason = !j.exported ? NO_EXPORT : request ? 'the runtime sent no figure for it' : NOT_YET;
   }
-  if (obs.length) out.telemetry_refs = obs.map((o) => o.at);
+  if (refs) out.telemetry_refs = refs;
 }
 
 const CALL_FIGURES = ['duration_ms', 'ttft_ms', 'cost_usd'];
 
-/** Writes a figure from the event, else from the span, with where it came from. */
-function figure(out: Record<string, unknown>, key: string, fromKey: string, fromEvent: unknown, fromSpan: unknown): void {
-  if (fromEvent !== undefined) {
-    out[key] = fromEvent;
-    out[fromKey] = 'event';
-  } else if (fromSpan !== undefined) {
-    out[key] = fromSpan;
-    out[fromKey] = 'span';
-  }
+/** The first row of a kind in a tool use's group, or -1. */
+function firstOfKind(j: Joined, first: number, kind: ObservationKind): number {
+  for (let r = first; r >= 0; r = j.byToolUse.after(r)) if (j.t.kind(r) === kind) return r;
+  return -1;
 }
 
 /** A tool step's figures: execution time, outcome, the permission decision, the wait for the user. */
-function toolFigures(out: Record<string, unknown>, obs: Seen[], blocked: Seen[], exported: boolean, times: IsoTimes): void {
-  let result: Seen | undefined, exec: Seen | undefined, decided: Seen | undefined;
-  for (const o of obs) {
-    if (o.kind === 'tool_result') result ??= o;
-    else if (o.kind === 'tool_execution_span') exec ??= o;
-    else if (o.kind === 'tool_decision') decided ??= o;
+function toolFigures(out: Record<string, unknown>, first: number, blocked: number[] | undefined, j: Joined): void {
+  const { t, times } = j;
+  const result = firstOfKind(j, first, 'tool_result'),
+    exec = firstOfKind(j, first, 'tool_execution_span'),
+    decided = firstOfKind(j, first, 'tool_decision');
+  const decision = decided >= 0 ? decided : (blocked?.find((r) => t.text('decision', r)) ?? -1);
+  // Named stores only, as in callFigures.
+  const resultMs = result < 0 ? undefined : t.number('durationMs', result);
+  const execMs = resultMs !== undefined || exec < 0 ? undefined : t.number('durationMs', exec);
+  if (resultMs !== undefined) {
+    out.execution_ms = resultMs;
+    out.execution_ms_from = 'event';
+  } else if (execMs !== undefined) {
+    out.execution_ms = execMs;
+    out.execution_ms_from = 'span';
   }
-  const decision = decided ?? blocked.find((o) => o.decision);
-  const from = (key: string, fromKey: string, value: unknown, where: 'event' | 'span') => {
-    if (value === undefined) return;
-    out[key] = value;
-    out[fromKey] = where;
-  };
-  if (result?.durationMs !== undefined) from('execution_ms', 'execution_ms_from', result.durationMs, 'event');
-  else from('execution_ms', 'execution_ms_from', exec?.durationMs, 'span');
   out.timing = out.execution_ms !== undefined ? 'observed' : 'unavailable';
-  const execStart = times.formatText(exec?.start);
-  if (execStart) from('started_at', 'started_at_from', execStart, 'span');
-  else if (result?.time !== undefined && result.durationMs !== undefined)
-    from('started_at', 'started_at_from', times.format(result.time - result.durationMs), 'event');
-  const success = result?.success ?? exec?.success;
-  from('success', 'success_from', success, result?.success !== undefined ? 'event' : 'span');
-  from('result_bytes', 'result_bytes_from', result?.resultBytes, 'event');
-  if (decision?.decision) {
-    const where = decision.kind === 'tool_decision' ? 'event' : 'span';
-    from('decision', 'decision_from', decision.decision, where);
-    from('decision_source', 'decision_source_from', decision.decisionSource, where);
+  const execStart = exec < 0 ? undefined : times.formatText(t.text('start', exec));
+  const resultTime = result < 0 ? undefined : t.time(result);
+  if (execStart) {
+    out.started_at = execStart;
+    out.started_at_from = 'span';
+  } else if (resultTime !== undefined && resultMs !== undefined) {
+    const started = times.format(resultTime - resultMs);
+    if (started !== undefined) {
+      out.started_at = started;
+      out.started_at_from = 'event';
+    }
   }
-  if (blocked.length) from('blocked_on_user_ms', 'blocked_on_user_ms_from', round3(sum(blocked.map((b) => b.durationMs))), 'span');
-  const error = result?.error ?? exec?.error;
+  const resultSuccess = result < 0 ? undefined : t.succeeded(result);
+  const success = resultSuccess ?? (exec < 0 ? undefined : t.succeeded(exec));
+  if (success !== undefined) {
+    out.success = success;
+    out.success_from = resultSuccess !== undefined ? 'event' : 'span';
+  }
+  const resultBytes = result < 0 ? undefined : t.number('resultBytes', result);
+  if (resultBytes !== undefined) {
+    out.result_bytes = resultBytes;
+    out.result_bytes_from = 'event';
+  }
+  const decisionText = decision < 0 ? undefined : t.text('decision', decision);
+  if (decisionText) {
+    const where = t.kind(decision) === 'tool_decision' ? 'event' : 'span';
+    out.decision = decisionText;
+    out.decision_from = where;
+    const source = t.text('decisionSource', decision);
+    if (source !== undefined) {
+      out.decision_source = source;
+      out.decision_source_from = where;
+    }
+  }
+  if (blocked) {
+    let ms = 0;
+    for (const b of blocked) ms += t.number('durationMs', b) ?? 0;
+    out.blocked_on_user_ms = round3(ms);
+    out.blocked_on_user_ms_from = 'span';
+  }
+  const error = (result < 0 ? undefined : t.text('error', result)) ?? (exec < 0 ? undefined : t.text('error', exec));
   if (error && success === false) out.error_class = error;
   if (out.execution_ms === undefined || out.decision === undefined) {
     const missing = TOOL_FIGURES.filter((k) => out[k] === undefined);
     out.unavailable = missing;
     // A refused tool never runs: its missing execution time is the decision's doing, not a gap.
-    out.unavailable_reason = !exported ? NO_EXPORT : decision?.decision === 'reject' && missing.length === 1 ? 'the tool was refused and never ran' : NOT_YET;
+    out.unavailable_reason = !j.exported ? NO_EXPORT : decisionText === 'reject' && missing.length === 1 ? 'the tool was refused and never ran' : NOT_YET;
   }
-  if (obs.length || blocked.length) out.telemetry_refs = blocked.length ? [...obs, ...blocked].map((o) => o.at) : obs.map((o) => o.at);
+  if (first >= 0 || blocked) {
+    const refs: Ref[] = [];
+    for (let r = first; r >= 0; r = j.byToolUse.after(r)) refs.push(refAt(t, r));
+    if (blocked) for (const b of blocked) refs.push(refAt(t, b));
+    out.telemetry_refs = refs;
+  }
 }
 
 const TOOL_FIGURES = ['execution_ms', 'decision'];
 
-/** A talk's or the conversation's totals over the events of its prompt ids. */
-function totals(obs: Seen[], exported: boolean, prompts?: string[]): Record<string, unknown> {
-  if (!exported) return prompts ? {} : { telemetry: 'unavailable', telemetry_reason: NO_EXPORT };
-  const calls = obs.filter((o) => o.kind === 'call');
-  const tools = obs.filter((o) => o.kind === 'tool_result');
-  const out: Record<string, unknown> = {
-    cost_usd: round3x(sum(calls.map((o) => o.costUsd))),
-    api_ms: sum(calls.map((o) => o.durationMs)),
-    tool_ms: sum(tools.map((o) => o.durationMs)),
-    api_calls: calls.length,
-    api_errors: obs.filter((o) => o.kind === 'call_error').length,
+/**
+ * A talk's (with its prompt ids) or the conversation's totals, over the events of those prompt
+ * ids or of the whole session, summed in landed order so equal inputs give equal floats.
+ */
+function writeTotals(out: Record<string, unknown>, j: Joined, promptIds?: string[]): void {
+  if (!j.exported) {
+    if (!promptIds) {
+      out.telemetry = 'unavailable';
+      out.telemetry_reason = NO_EXPORT;
+    }
+    return;
+  }
+  const { t } = j;
+  let cost = 0,
+    apiMs = 0,
+    toolMs = 0,
+    calls = 0,
+    errors = 0;
+  const add = (r: number) => {
+    const kind = t.kind(r);
+    if (kind === 'call') {
+      calls++;
+      cost += t.number('costUsd', r) ?? 0;
+      apiMs += t.number('durationMs', r) ?? 0;
+    } else if (kind === 'tool_result') toolMs += t.number('durationMs', r) ?? 0;
+    else if (kind === 'call_error') errors++;
   };
-  if (prompts) out.prompt_ids = prompts;
-  return out;
+  if (promptIds) for (const p of promptIds) for (let r = j.byPrompt.first(p); r >= 0; r = j.byPrompt.after(r)) add(r);
+  else for (let r = 0; r < t.length; r++) add(r);
+  out.cost_usd = round3x(cost);
+  out.api_ms = apiMs;
+  out.tool_ms = toolMs;
+  out.api_calls = calls;
+  out.api_errors = errors;
+  if (promptIds) out.prompt_ids = promptIds;
 }
-
-/** Costs are sums of small floats: kept to a micro-dollar so equal inputs print equally. */
-const round3x = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /**
  * A call's failed attempts, oldest first, each with where it came from. Time lost is what the
@@ -270,8 +388,10 @@ const round3x = (n: number) => Math.round(n * 1e6) / 1e6;
  * the time from the first attempt's start to the answered one's, from the answered span's
  * attempt marks.
  */
-function failedAttempts(failed: Seen[], retried: RetriedAttempt[], span: Seen | undefined, times: IsoTimes): Record<string, unknown> {
-  const starts = new Map((span?.attemptStarts ?? []).map((a) => [a.attempt, a.at]));
+function failedAttempts(failed: number[], retried: RetriedAttempt[], span: number, j: Joined): Record<string, unknown> {
+  const { t, times } = j;
+  const marks = span < 0 ? undefined : t.attemptStarts(span);
+  const starts = new Map((marks ?? []).map((a) => [a.attempt, a.at]));
   const clean = (a: Record<string, unknown>) => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined));
   const attempts = [
     ...retried.map((r) =>
@@ -287,16 +407,22 @@ function failedAttempts(failed: Seen[], retried: RetriedAttempt[], span: Seen | 
         ref: r.at,
       }),
     ),
-    ...failed.map((o) =>
-      clean({ attempt: o.attempt, status_code: o.statusCode, duration_ms: o.durationMs, error: o.error, from: o.kind === 'call_error' ? 'event' : 'span' }),
+    ...failed.map((r) =>
+      clean({
+        attempt: t.number('attempt', r),
+        status_code: t.number('statusCode', r),
+        duration_ms: t.number('durationMs', r),
+        error: t.text('error', r),
+        from: t.kind(r) === 'call_error' ? 'event' : 'span',
+      }),
     ),
   ];
   const out: Record<string, unknown> = { attempts };
-  const first = span?.attemptStarts?.[0];
-  const last = span?.attemptStarts?.[span.attemptStarts.length - 1];
-  if (failed.length && failed.every((o) => o.durationMs !== undefined)) {
-    out.attempts_lost_ms = sum(failed.map((o) => o.durationMs));
-    out.attempts_lost_from = failed[0]!.kind === 'call_error' ? 'event' : 'span';
+  const first = marks?.[0];
+  const last = marks?.[marks.length - 1];
+  if (failed.length && failed.every((r) => t.number('durationMs', r) !== undefined)) {
+    out.attempts_lost_ms = failed.reduce((a, r) => a + t.number('durationMs', r)!, 0);
+    out.attempts_lost_from = t.kind(failed[0]!) === 'call_error' ? 'event' : 'span';
   } else if (first && last && last.attempt > first.attempt) {
     out.attempts_lost_ms = Date.parse(last.at) - Date.parse(first.at);
     out.attempts_lost_from = 'span';

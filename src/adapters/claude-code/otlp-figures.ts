@@ -61,7 +61,7 @@ export interface Observation {
   attemptStarts?: { attempt: number; at: string }[];
 }
 
-const EVENT_KINDS: Record<string, ObservationKind> = {
+export const EVENT_KINDS: Record<string, ObservationKind> = {
   'claude_code.api_request': 'call',
   'claude_code.api_error': 'call_error',
   'claude_code.assistant_response': 'call_response',
@@ -70,7 +70,7 @@ const EVENT_KINDS: Record<string, ObservationKind> = {
   'claude_code.user_prompt': 'prompt',
 };
 
-const SPAN_KINDS: Record<string, ObservationKind> = {
+export const SPAN_KINDS: Record<string, ObservationKind> = {
   'claude_code.llm_request': 'call_span',
   'claude_code.tool': 'tool_span',
   'claude_code.tool.execution': 'tool_execution_span',
@@ -78,16 +78,16 @@ const SPAN_KINDS: Record<string, ObservationKind> = {
   'claude_code.interaction': 'interaction_span',
 };
 
-const str = (v: FigureValue): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const num = (v: FigureValue): number | undefined => {
+export const str = (v: FigureValue): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+export const num = (v: FigureValue): number | undefined => {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isFinite(n) ? n : undefined;
 };
-const bool = (v: FigureValue): boolean | undefined => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined);
+export const bool = (v: FigureValue): boolean | undefined => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined);
 
-type Settable = Exclude<keyof Observation, 'kind' | 'name' | 'attemptStarts'>;
+export type Settable = Exclude<keyof Observation, 'kind' | 'name' | 'attemptStarts'>;
 /** Each attribute a join reads: the observation's field it fills and how its value reads. */
-const ATTRIBUTES: Record<string, [Settable, (v: FigureValue) => string | number | boolean | undefined]> = {
+export const ATTRIBUTES: Record<string, [Settable, (v: FigureValue) => string | number | boolean | undefined]> = {
   'session.id': ['session', str],
   'prompt.id': ['prompt', str],
   request_id: ['request', str],
@@ -176,7 +176,7 @@ export function readObservation(figures: Figures): Observation | undefined {
 }
 
 /** The `gen_ai.request.attempt` events of an `llm_request` span: each attempt's number and start. */
-function attemptStarts(eventsJson: string): { attempt: number; at: string }[] | undefined {
+export function attemptStarts(eventsJson: string): { attempt: number; at: string }[] | undefined {
   let events: unknown;
   try {
     events = JSON.parse(eventsJson);
