@@ -1,5 +1,6 @@
 import { entityId, type Ref } from '../formats/session-flow/types.js';
 import { addUnresolved, refOf, type AssemblyContext } from './context.js';
+import { inlineBodies } from './inline-provider-bodies.js';
 import type { FigureValue, Figures } from '../storage/index-figures.js';
 
 interface BodyFigures {
@@ -33,7 +34,8 @@ function read(figures: Figures): BodyFigures | undefined {
  * session states `provider_bodies_landed`. A body that joins no call, or that could not be read as
  * JSON, is an open `telemetry` unresolved entry with its reason (the raw body dump is one of the
  * runtime's telemetry settings). Bodies never make or change a step, so the fold's steps are the
- * same with and without them.
+ * same with and without them. Bodies sent inline as events join the same way (inline-provider-bodies.ts);
+ * one the runtime cut short is listed with `truncated: true`.
  */
 export function joinProviderBodies(ctx: AssemblyContext): void {
   const callOfRequest = new Map<string, string>();
@@ -41,7 +43,12 @@ export function joinProviderBodies(ctx: AssemblyContext): void {
     const request = node.kind === 'llm.call' ? node.attrs?.request_id : undefined;
     if (typeof request === 'string') callOfRequest.set(request, id);
   }
-  const byCall = new Map<string, { role: string; ref: Ref }[]>();
+  const byCall = new Map<string, { role: string; ref: Ref; truncated?: true }[]>();
+  const callOf = (call?: string, request?: string) => {
+    const byMessage = call ? entityId('call', call) : undefined;
+    return byMessage && ctx.out.nodes.has(byMessage) ? byMessage : request ? callOfRequest.get(request) : undefined;
+  };
+  const named = (call?: string, request?: string) => [call && `message ${call}`, request && `request ${request}`].filter(Boolean).join(' and ');
   let landed = 0;
   for (const e of ctx.live) {
     if (e.fileKind !== 'provider_body' || !e.figures) continue;
@@ -52,14 +59,34 @@ export function joinProviderBodies(ctx: AssemblyContext): void {
     const where = `provider_body/${e.seq}/${e.row}`;
     const name = f.src ?? `${f.role} body`;
     if (f.why) addUnresolved(ctx, 'telemetry', where, `the ${f.role} body ${name} is kept whole, unread: ${f.why}`);
-    const byMessage = f.call ? entityId('call', f.call) : undefined;
-    const call = byMessage && ctx.out.nodes.has(byMessage) ? byMessage : f.request ? callOfRequest.get(f.request) : undefined;
+    const call = callOf(f.call, f.request);
     if (!call) {
-      const ids = [f.call && `message ${f.call}`, f.request && `request ${f.request}`].filter(Boolean).join(' and ');
-      if (!f.why) addUnresolved(ctx, 'telemetry', where, `the ${f.role} body ${name} names ${ids || 'no call'}, which no landed call of this session is (yet)`);
+      if (!f.why)
+        addUnresolved(
+          ctx,
+          'telemetry',
+          where,
+          `the ${f.role} body ${name} names ${named(f.call, f.request) || 'no call'}, which no landed call of this session is (yet)`,
+        );
       continue;
     }
     (byCall.get(call) ?? byCall.set(call, []).get(call)!).push({ role: f.role, ref });
+  }
+  // The inline form (OTEL_LOG_RAW_API_BODIES=1): the same join; a body the runtime cut short is listed, marked, and read as far as it goes.
+  for (const b of inlineBodies(ctx.live)) {
+    landed++;
+    const where = `record/${b.entry.seq}/${b.entry.row}`;
+    const name = `inline ${b.role} body${b.bodyId ? ` ${b.bodyId}` : ''}`;
+    const call = callOf(b.call, b.request);
+    if (!call) {
+      const why =
+        b.role === 'request' && !b.call && !b.request
+          ? `the ${name} names no call, and no response event with its request_body_id has landed (yet)`
+          : `the ${name} names ${named(b.call, b.request) || 'no call'}, which no landed call of this session is (yet)`;
+      addUnresolved(ctx, 'telemetry', where, why);
+      continue;
+    }
+    (byCall.get(call) ?? byCall.set(call, []).get(call)!).push({ role: b.role, ref: refOf(b.entry), ...(b.truncated ? { truncated: true as const } : {}) });
   }
   for (const [call, bodies] of byCall) {
     const node = ctx.out.nodes.get(call)!;

@@ -12,6 +12,8 @@ import { WITHHOLD_CATEGORIES, type WithholdCategory } from '../../formats/view/w
 const PROMPT_RECORDS = new Set(['queue-operation', 'last-prompt']);
 const REQUEST_RECORDS = new Set(['api-request', 'api-request-blob', 'api-request-shape']);
 const PROMPT_EVENTS = new Set(['claude_code.user_prompt']);
+/** Provider bodies sent inline (OTEL_LOG_RAW_API_BODIES=1): a whole request or response, like a body dump. */
+const BODY_EVENTS = new Set(['claude_code.api_request_body', 'claude_code.api_response_body']);
 
 export function claudeCodeWithheldContent(record: SdRecord, fileKind: string): WithholdCategory[] {
   if (fileKind === 'provider_body') return [...WITHHOLD_CATEGORIES];
@@ -21,7 +23,7 @@ export function claudeCodeWithheldContent(record: SdRecord, fileKind: string): W
     const d = p.data as Record<string, unknown>;
     const type = typeof d.type === 'string' ? d.type : undefined;
     const event = typeof d.event === 'string' ? d.event : undefined;
-    if (type && REQUEST_RECORDS.has(type)) return [...WITHHOLD_CATEGORIES];
+    if ((type && REQUEST_RECORDS.has(type)) || (event && BODY_EVENTS.has(event))) return [...WITHHOLD_CATEGORIES];
     if ((type && PROMPT_RECORDS.has(type)) || (event && PROMPT_EVENTS.has(event))) out.push('user_prompts');
   }
   return out;

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { contextChange, describeRequest, describeResponse } from '../../adapters/claude-code/request-manifest.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
-import { rebuildBody } from '../../formats/session-data/provider-body.js';
+import { bodyText } from '../../formats/session-data/inline-provider-body.js';
 import type { SdRecord } from '../../formats/session-data/types.js';
 import { buildView, type RecordReader, type ViewInput } from '../../formats/view/build.js';
 import type { ContextChange, InputManifest, OutputManifest, ViewPrompt, ViewProviderBody } from '../../formats/view/prompt.js';
@@ -58,11 +58,12 @@ function readCall(n: ViewNode, read: Reader): { request?: InputManifest; respons
       out.problems.push(`${at}: no such landed record`);
       continue;
     }
-    const rebuilt = rebuildBody(rec);
+    const rebuilt = bodyText(rec);
     if ('problem' in rebuilt) {
       out.problems.push(`${at}: ${rebuilt.problem}`);
       continue;
     }
+    if (rebuilt.partial) out.problems.push(`${at}: ${rebuilt.partial}`);
     const body = JSON.parse(rebuilt.body) as unknown;
     if (b.role === 'request') {
       const m = describeRequest(body);
@@ -124,8 +125,12 @@ export function addPrompts(doc: ViewDocument, records: RecordReader): void {
 /** How many bodies the session holds as of the fold, from the landed files the document lists. */
 function sessionBodies(doc: ViewDocument): number | undefined {
   const files = doc.files.filter((f) => f.kind === 'provider_body');
+  // Bodies sent inline as events live in otlp_log files among other events: those the calls list are counted.
+  const telemetrySeqs = new Set(doc.files.filter((f) => f.kind === 'otlp_log').map((f) => f.seq));
+  let inline = 0;
+  for (const n of walk([...doc.talks, ...doc.loose])) for (const b of bodiesOf(n)) if (telemetrySeqs.has(b.ref.seq)) inline++;
   // A file's lines are its header, its records and its closing line.
-  return files.length ? files.reduce((a, f) => a + Math.max(0, f.lines - 2), 0) : undefined;
+  return files.length || inline ? files.reduce((a, f) => a + Math.max(0, f.lines - 2), 0) + inline : undefined;
 }
 
 /** The whole manifest of one call, read from the landed files the document lists; undefined when the document has no such call. */

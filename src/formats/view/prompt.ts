@@ -60,4 +60,6 @@ export interface ViewPrompt {
 export interface ViewProviderBody {
   role: 'request' | 'response';
   ref: { seq: number; row: number };
+  /** Sent inline and cut short by the runtime (`body_truncated`): its manifest reads only what arrived. */
+  truncated?: true;
 }
