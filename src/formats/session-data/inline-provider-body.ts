@@ -1,13 +1,17 @@
 /**
  * The text of a provider body sent inline as an OTLP log event (`claude_code.api_request_body` /
  * `claude_code.api_response_body`, landed as an `otlp_log` record): its `body` attribute. The
- * runtime cuts a long body (`body_truncated: "true"`); what arrived is closed into valid JSON at
- * its last complete element, so a manifest can still be read from it, and the reason says so.
+ * runtime cuts a long body (`body_truncated: "true"`, at 60 KB unless CLAUDE_CODE_OTEL_CONTENT_MAX_LENGTH
+ * says otherwise) and appends a `[TRUNCATED - …]` note; what arrived, without the note, is closed into
+ * valid JSON at its last complete element, so a manifest can still be read from it, and the reason says so.
  */
 import { rebuildBody } from './provider-body.js';
 import type { SdRecord } from './types.js';
 
 export const INLINE_BODY_EVENT_NAMES: ReadonlySet<string> = new Set(['claude_code.api_request_body', 'claude_code.api_response_body']);
+
+/** The note the runtime (2.1.328) appends to a cut attribute value. */
+const TRUNCATION_NOTE = /\n\n\[TRUNCATED - Content exceeds [^\]\n]* limit\]$/;
 
 export type BodyText = { body: string; partial?: string } | { problem: string };
 
@@ -61,8 +65,9 @@ export function bodyText(r: Pick<SdRecord, 'parts'>): BodyText {
     }
   }
   const whole = attrs.body_length !== undefined ? ` of ${String(attrs.body_length)}` : '';
-  const closed = closeCutJson(body);
-  const reason = `the runtime cut this body at ${body.length}${whole} characters (body_truncated); the manifest reads only what arrived`;
+  const arrived = body.replace(TRUNCATION_NOTE, '');
+  const closed = closeCutJson(arrived);
+  const reason = `the runtime cut this body at ${arrived.length}${whole} characters (body_truncated); the manifest reads only what arrived`;
   if (closed === undefined) return { problem: `${reason}, and nothing complete arrived` };
   try {
     JSON.parse(closed);
