@@ -26,7 +26,7 @@ function inlineEvent(r: Pick<SdRecord, 'parts'>): Record<string, unknown> | unde
 
 /**
  * The longest prefix of cut JSON that ends on a complete element, with its open containers closed:
- * cut before the last comma or just after the last opening bracket outside a string.
+ * cut before the last comma, or just after the last bracket, outside a string.
  */
 export function closeCutJson(text: string): string | undefined {
   const stack: string[] = [];
@@ -43,8 +43,10 @@ export function closeCutJson(text: string): string | undefined {
     else if (c === '{' || c === '[') {
       stack.push(c === '{' ? '}' : ']');
       cut = { at: i + 1, closers: [...stack].reverse().join('') };
-    } else if (c === '}' || c === ']') stack.pop();
-    else if (c === ',') cut = { at: i, closers: [...stack].reverse().join('') };
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+      cut = { at: i + 1, closers: [...stack].reverse().join('') };
+    } else if (c === ',') cut = { at: i, closers: [...stack].reverse().join('') };
   }
   return cut ? text.slice(0, cut.at) + cut.closers : undefined;
 }
