@@ -9,7 +9,7 @@
 import type { IndexEntry } from '../storage/index.js';
 import type { FigureValue } from '../storage/index-figures.js';
 
-export const INLINE_BODY_EVENTS: Readonly<Record<string, 'request' | 'response'>> = {
+const INLINE_BODY_EVENTS: Readonly<Record<string, 'request' | 'response'>> = {
   'claude_code.api_request_body': 'request',
   'claude_code.api_response_body': 'response',
 };
@@ -31,19 +31,31 @@ const text = (v: FigureValue | undefined) => (typeof v === 'string' && v ? v : u
 function readInline(e: IndexEntry): InlineBody | undefined {
   const f = e.figures;
   if (!f) return undefined;
-  const by: Record<string, FigureValue> = {};
-  for (let i = 0; i < f.count; i++) by[f.key(i)] = f.value(i);
-  const role = INLINE_BODY_EVENTS[String(by.event)];
+  // Most events are not bodies: look at the event name (an own figure, first) before reading the rest.
+  let role: 'request' | 'response' | undefined;
+  for (let i = 0; i < f.count && f.own(i); i++) if (f.key(i) === 'event') role = INLINE_BODY_EVENTS[String(f.value(i))];
   if (!role) return undefined;
-  const out: InlineBody = { entry: e, role, truncated: by.body_truncated === true || by.body_truncated === 'true' };
-  const call = text(by['message.id']);
-  const request = text(by.request_id);
-  const bodyId = text(by.request_body_id);
-  const length = Number(by.body_length);
-  if (call) out.call = call;
-  if (request) out.request = request;
-  if (bodyId) out.bodyId = bodyId;
-  if (Number.isFinite(length) && by.body_length !== undefined) out.length = length;
+  const out: InlineBody = { entry: e, role, truncated: false };
+  for (let i = 0; i < f.count; i++) {
+    const v = f.value(i);
+    switch (f.key(i)) {
+      case 'message.id':
+        if (text(v)) out.call = text(v);
+        break;
+      case 'request_id':
+        if (text(v)) out.request = text(v);
+        break;
+      case 'request_body_id':
+        if (text(v)) out.bodyId = text(v);
+        break;
+      case 'body_length':
+        if (Number.isFinite(Number(v))) out.length = Number(v);
+        break;
+      case 'body_truncated':
+        out.truncated = v === true || v === 'true';
+        break;
+    }
+  }
   return out;
 }
 
