@@ -37,6 +37,15 @@ export interface ChildSpec {
   steps: Step[];
   notify?: boolean;
   lost?: boolean;
+  /** What this child's own requests carry, when narrower than its parent's (provider bodies only). */
+  systemPrompt?: string;
+  tools?: ToolDefinition[];
+}
+/** A tool a request body advertises, as the Messages API takes it. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  input_schema?: Record<string, unknown>;
 }
 export interface CallSpec {
   thinking?: string;
@@ -76,6 +85,10 @@ export interface Scenario {
   entrypoint?: string;
   interval: number;
   steps: Step[];
+  /** Every call's request and response bodies are written as the runtime's raw API body dump. */
+  providerBodies: boolean;
+  systemPrompt?: string;
+  tools?: ToolDefinition[];
 }
 
 const STEP_KINDS = ['input', 'queued', 'inject', 'call', 'result', 'error', 'reset', 'replay', 'system'] as const;
@@ -129,10 +142,9 @@ function result(v: unknown, path: string): ResultSpec {
   };
 }
 
-const NOT_GENERATED: Record<'provider_bodies' | 'system_prompt' | 'tools' | 'execution', string> = {
-  provider_bodies: "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch",
-  system_prompt: 'a system prompt is written only into provider bodies, which are not generated on this branch (issue 15)',
-  tools: 'tools are written only into provider bodies, which are not generated on this branch (issue 15)',
+const NOT_GENERATED: Record<'system_prompt' | 'tools' | 'execution', string> = {
+  system_prompt: 'a system prompt is written only into provider bodies, and this scenario asks for none (provider_bodies is not true)',
+  tools: 'tools are written only into provider bodies, and this scenario asks for none (provider_bodies is not true)',
   execution:
     "an execution block is the aszcol plugin's record of an MCP call (server, source, outcome, duration); the plugin's lane that lands it is issue 16's and not on this branch",
 };
@@ -156,11 +168,27 @@ function changesOf(v: unknown, tool: string, path: string): ScenarioChange[] {
   });
 }
 
+function toolDefinitions(v: unknown, path: string): ToolDefinition[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) throw new ScenarioError('must be a list of {name, description, input_schema}', path);
+  return v.map((t, i) => {
+    const o = obj(t, `${path}[${i}]`);
+    allow(o, ['name', 'description', 'input_schema'], `${path}[${i}]`);
+    const def: ToolDefinition = { name: str(o.name, `${path}[${i}].name`) };
+    if (o.description !== undefined) def.description = str(o.description, `${path}[${i}].description`);
+    if (o.input_schema !== undefined) def.input_schema = obj(o.input_schema, `${path}[${i}].input_schema`);
+    return def;
+  });
+}
+
 function child(v: unknown, path: string, ignored: IgnoredKey[]): ChildSpec {
   const o = obj(v, path);
   allow(o, ['name', 'prompt', 'after', 'steps', 'notify', 'lost', 'system_prompt', 'tools'], path);
+  // Noted here; parseScenario takes the notes back when the scenario does write provider bodies.
   noteIgnored(o, ['system_prompt', 'tools'], path, ignored);
   return {
+    systemPrompt: o.system_prompt === undefined ? undefined : str(o.system_prompt, `${path}.system_prompt`),
+    tools: toolDefinitions(o.tools, `${path}.tools`),
     name: str(o.name, `${path}.name`),
     prompt: str(o.prompt ?? '', `${path}.prompt`),
     after: dur(o.after, `${path}.after`),
@@ -295,16 +323,23 @@ export function parseScenario(doc: unknown, name: string): Scenario {
   const o = obj(doc, name);
   for (const k of Object.keys(o)) if (!TOP_KEYS.has(k)) throw new ScenarioError(`unknown key "${k}"`, name);
   const ignored: IgnoredKey[] = [];
-  noteIgnored(o, ['provider_bodies', 'system_prompt', 'tools'], name, ignored);
+  if (o.provider_bodies !== undefined && typeof o.provider_bodies !== 'boolean') throw new ScenarioError('must be true or false', `${name}.provider_bodies`);
+  const providerBodies = o.provider_bodies === true;
+  noteIgnored(o, ['system_prompt', 'tools'], name, ignored);
   for (const k of OTHER_RUNTIME_KEYS) if (o[k] !== undefined) ignored.push({ path: `${name}.${k}`, reason: RUNTIME_NOT_SUPPORTED });
+  const parsedSteps = steps(o.steps, `${name}.steps`, ignored);
+  const bodyOnly = (i: IgnoredKey) => i.reason === NOT_GENERATED.system_prompt || i.reason === NOT_GENERATED.tools;
   return {
     name,
-    ignored,
+    ignored: providerBodies ? ignored.filter((i) => !bodyOnly(i)) : ignored,
     session: o.session as string | undefined,
     project: o.project as string | undefined,
     title: o.title as string | undefined,
     entrypoint: o.entrypoint === undefined ? undefined : str(o.entrypoint, `${name}.entrypoint`),
     interval: dur(o.interval, `${name}.interval`) ?? 1000,
-    steps: steps(o.steps, `${name}.steps`, ignored),
+    steps: parsedSteps,
+    providerBodies,
+    systemPrompt: o.system_prompt === undefined ? undefined : str(o.system_prompt, `${name}.system_prompt`),
+    tools: toolDefinitions(o.tools, `${name}.tools`),
   };
 }

@@ -21,6 +21,7 @@ import { removedAfterSent } from './removal-check.js';
 import { hasChanges, withoutChanges } from './changes-check.js';
 import { discoveryIgnoresNoise, prunedSourcesGone } from './source-checks.js';
 import { partsKeepSourceBytes } from './source-bytes-check.js';
+import { providerBodiesRebuild } from './provider-body-check.js';
 import { checkPushKinds } from './push-check.js';
 import { ScenarioRoot } from './run.js';
 import type { Scenario } from './model.js';
@@ -46,6 +47,8 @@ export interface PropertyContext {
   reparse?: Reparse;
   /** The scenario without its workspace changes; a seam so a test can make the two builds differ otherwise. */
   withoutChanges?: (scn: Scenario) => Scenario;
+  /** The scenario without its provider bodies; the same seam for `provider_bodies_leave_the_fold`. */
+  withoutBodies?: (scn: Scenario) => Scenario;
 }
 
 type Evaluator = (ctx: PropertyContext, scratch: Scratch) => Violation[];
@@ -94,12 +97,13 @@ const fullParse: Reparse = (root, session, maxRoundBytes) => void parseSession({
 type Node = Extract<EntityFrame, { t: 'node' }>;
 
 /** The fold's nodes by id (kind, parent, attrs) and its relation counts by type, canonical. */
-function foldShape(root: string, session: string): { nodes: Record<string, string>; rels: string } {
+function foldShape(root: string, session: string, omit: readonly string[] = []): { nodes: Record<string, string>; rels: string } {
   const all = [...loadChain(root, session).fold.entities.values()];
   const rels: Record<string, number> = {};
   for (const r of all) if (r.t === 'relation') rels[r.type!] = (rels[r.type!] ?? 0) + 1;
   const nodes = all.filter((e): e is Node => e.t === 'node');
-  return { nodes: Object.fromEntries(nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: n.attrs })])), rels: canonical(rels) };
+  const attrsOf = (n: Node) => (n.attrs && omit.length ? Object.fromEntries(Object.entries(n.attrs).filter(([k]) => !omit.includes(k))) : n.attrs);
+  return { nodes: Object.fromEntries(nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: attrsOf(n) })])), rels: canonical(rels) };
 }
 
 function compareShapes(where: string, want: ReturnType<typeof foldShape>, got: ReturnType<typeof foldShape>): Violation[] {
@@ -213,6 +217,22 @@ const changesLeaveTheFold: Evaluator = (ctx, scratch) => {
   return compareShapes('changes_leave_the_fold', fold(ctx.scn), fold((ctx.withoutChanges ?? withoutChanges)(ctx.scn)));
 };
 
+/** What bodies add by design: a call's list of its bodies and the session's count. Anything else they change breaks the property. */
+const BODY_ATTRS = ['provider_bodies', 'provider_bodies_landed'] as const;
+
+/** Builds the scenario with and without its provider bodies on scratch roots; apart from the bodies' own attributes the folds must be the same. */
+const providerBodiesLeaveTheFold: Evaluator = (ctx, scratch) => {
+  if (!ctx.scn.providerBodies) return [];
+  const fold = (scn: Scenario) => {
+    const root = new ScenarioRoot(scratch.empty(), ctx.format, scn, ctx.at);
+    root.build();
+    root.parse();
+    return foldShape(root.dir, ctx.session, BODY_ATTRS);
+  };
+  const without = ctx.withoutBodies ?? ((scn: Scenario) => ({ ...scn, providerBodies: false }));
+  return compareShapes('provider_bodies_leave_the_fold', fold(ctx.scn), fold(without(ctx.scn)));
+};
+
 const BOTH: readonly Format[] = ['claude-code', 'sd'];
 const RUNTIME: readonly Format[] = ['claude-code'];
 
@@ -228,7 +248,12 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
   repack_keeps_structure: { formats: BOTH, evaluate: (ctx) => repackKeepsStructure(ctx.dir, ctx.session) },
   changes_leave_the_fold: { formats: BOTH, evaluate: changesLeaveTheFold },
-  parts_keep_source_bytes: { formats: RUNTIME, evaluate: (ctx) => partsKeepSourceBytes(ctx.dir, ctx.session, join(ctx.dir, '_source', 'projects')) },
+  provider_bodies_leave_the_fold: { formats: BOTH, evaluate: providerBodiesLeaveTheFold },
+  provider_bodies_rebuild: { formats: BOTH, evaluate: (ctx) => providerBodiesRebuild(ctx.dir, ctx.session, ctx.scn, ctx.at) },
+  parts_keep_source_bytes: {
+    formats: RUNTIME,
+    evaluate: (ctx) => partsKeepSourceBytes(ctx.dir, ctx.session, join(ctx.dir, '_source', 'projects'), join(ctx.dir, '_source', 'asz', 'provider-bodies')),
+  },
   // Pushed over gRPC and HTTP to a receiver of the check's own: every request as the contract says, and a second pass sends nothing.
   push_follows_the_wire: {
     formats: BOTH,
@@ -243,10 +268,6 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
 export const NOT_EVALUATED: Readonly<Record<string, string>> = {
   bundle: 'aszcol has no bundle command: nothing here packs a session into one file or unpacks one, so there is nothing to hold the bundle to',
-  provider_bodies_leave_the_fold:
-    "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch, so there is no body to leave out",
-  provider_bodies_rebuild:
-    "provider bodies are not generated: landing Claude Code's raw API body files is issue 15's (h15b), not on this branch, so there is no body to rebuild",
 };
 
 /** Judged once over the two formats' roots, in the `all` result. */

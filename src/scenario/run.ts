@@ -11,6 +11,7 @@ import { generate, type Generated } from './generate.js';
 import type { Scenario } from './model.js';
 import { writeRootConfig, writeSources } from './files.js';
 import { writeMarker, type RemovalPolicy } from '../storage/scenario-marker.js';
+import { providerBodyFiles } from './provider-bodies.js';
 
 export type Format = 'claude-code' | 'sd';
 
@@ -22,6 +23,8 @@ export interface Stage {
 
 export class ScenarioRoot {
   readonly sourceRoot: string;
+  /** Where the runtime's raw API body dump is written: for claude-code, where the local receiver looks by default. */
+  readonly bodyDir: string;
   private readonly collector: LocalCollector;
 
   constructor(
@@ -33,6 +36,7 @@ export class ScenarioRoot {
   ) {
     mkdirSync(dir, { recursive: true });
     this.sourceRoot = format === 'claude-code' ? join(dir, '_source', 'projects') : join(dir, '_scenario', 'sd-source');
+    this.bodyDir = format === 'claude-code' ? join(dir, '_source', 'asz', 'provider-bodies') : join(dir, '_scenario', 'sd-bodies');
     if (format === 'claude-code') writeRootConfig(dir, this.sourceRoot);
     const atNs = BigInt(at) * 1_000_000n;
     this.collector = new LocalCollector({
@@ -41,6 +45,7 @@ export class ScenarioRoot {
       filter: { include: [], exclude: [] },
       maxDeltaBytes: 2 * 1024 * 1024,
       adapter: format === 'sd' ? 'scenario-sd/1' : undefined,
+      providerBodies: scn.providerBodies ? this.bodyDir : undefined,
       // An sd build is stamped by the scenario's clock, so a fixed --at lands byte-identical files.
       clock: format === 'sd' ? () => atNs : undefined,
     });
@@ -50,6 +55,8 @@ export class ScenarioRoot {
   build(through?: string, opts: { collect?: boolean } = {}): { generated: Generated; collect?: PassReport } {
     const generated = generate(this.scn, { at: this.at, scale: this.opts.scale, interval: this.opts.interval, through, session: this.opts.session });
     writeSources(this.sourceRoot, generated.files);
+    const bodies = providerBodyFiles(this.scn, generated);
+    if (bodies.size) writeSources(this.bodyDir, bodies);
     // After every other file of the session: a marker names what a pipeline may remove once it is sent.
     if (this.format === 'claude-code')
       writeMarker(

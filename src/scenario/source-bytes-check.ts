@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { readSessionData } from '../formats/session-data/decode.js';
 import { CHANGES_SCHEMA } from '../formats/session-data/changes.js';
 import { listLanded } from '../storage/landed-files.js';
+import { manifestOf, rebuildBody } from '../formats/session-data/provider-body.js';
 
 interface Violation {
   where: string;
@@ -25,13 +26,34 @@ const DATA_PARTS = new Set(['call', 'result', 'data', 'unknown']);
 
 const isDerived = (data: unknown) => typeof data === 'object' && data !== null && (data as { schema?: unknown }).schema === CHANGES_SCHEMA;
 
-export function partsKeepSourceBytes(root: string, session: string, sourceRoot: string): Violation[] {
+/** A provider body file holds many source files, one per record: each record's body rebuilds to its own file's bytes. */
+function bodiesKeepSourceBytes(rel: string, records: ReturnType<typeof readSessionData>['records'], bodyDir: string, out: Violation[]): void {
+  for (const r of records) {
+    const src = manifestOf(r)?.src;
+    const path = src === undefined ? undefined : join(bodyDir, src);
+    if (!path || !existsSync(path)) continue;
+    const rebuilt = rebuildBody(r);
+    const source = readFileSync(path, 'utf8');
+    if ('problem' in rebuilt || rebuilt.body !== source)
+      out.push({
+        where: `parts_keep_source_bytes: ${rel} record ${r.ord}`,
+        expected: `the bytes of ${src}`,
+        got: 'problem' in rebuilt ? rebuilt.problem : 'other bytes',
+      });
+  }
+}
+
+export function partsKeepSourceBytes(root: string, session: string, sourceRoot: string, bodyDir: string): Violation[] {
   const out: Violation[] = [];
   const files = listLanded(root, session).map((l) => ({ l, sd: readSessionData(l.path) }));
   const newest = new Map<string, string>();
   for (const f of files) newest.set(f.sd.header.src, f.l.rel);
   for (const { l, sd } of files) {
     const { header } = sd;
+    if (header.kind === 'provider_body') {
+      bodiesKeepSourceBytes(l.rel, sd.records, bodyDir, out);
+      continue;
+    }
     if (!APPEND_KINDS.has(header.kind) && newest.get(header.src) !== l.rel) continue;
     const path = join(sourceRoot, header.src);
     if (!existsSync(path)) continue; // a source the scenario never wrote (a lost child) has nothing to compare

@@ -46,6 +46,8 @@ export interface Temporary {
 
 /** Kinds whose files continue one another line after line; the rest are whole documents, one record a version. */
 const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'otlp_log', 'otlp_span']);
+/** Each provider body record is a whole body file of its own (byte 0), numbered by its place in the pass that landed it. */
+const BODY_PREFIX = 'provider_body';
 
 type DocumentVersion = { src: string; sha: string; bytes: number };
 
@@ -121,7 +123,10 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
           r.records += records.length;
           if (!APPEND_PREFIXES.has(prefix)) {
             for (const rec of records)
-              if (rec.ord !== 1 || rec.off !== 0) r.problems.push(`${path}: a document record must be ord 1 at byte 0, got ord ${rec.ord} at ${rec.off}`);
+              if (prefix === BODY_PREFIX ? rec.off !== 0 || rec.ord < 1 : rec.ord !== 1 || rec.off !== 0)
+                r.problems.push(
+                  `${path}: a document record must be ord ${prefix === BODY_PREFIX ? '1 or more' : '1'} at byte 0, got ord ${rec.ord} at ${rec.off}`,
+                );
             const version = documentVersion(header, records);
             if (sameDocumentAgain(lastDocument, version)) r.relanded += records.length;
             lastDocument = version;

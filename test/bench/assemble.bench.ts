@@ -16,6 +16,7 @@ import { landLines } from '../../src/storage/landing.js';
 import { otlpDir } from '../../src/storage/layout.js';
 import { DIALECT, OTLP_ADAPTER, OTLP_LOGS_SRC, otlpLogRecordToSd } from '../../src/adapters/claude-code/otlp-dialect.js';
 import type { PlainLogRecord, PlainObject } from '../../src/otlp/plain-types.js';
+import { ccEventRecord } from '../helpers/cc-telemetry.js';
 
 const S = '5e550000-0000-4000-8000-0000000000aa';
 const TALKS = Number(process.env.BENCH_TALKS ?? 320);
@@ -34,23 +35,7 @@ function time<T>(fn: () => T): { ms: number; cpuMs: number; value: T } {
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, cpuMs: (c.user + c.system) / 1000, value };
 }
 
-/** One Claude Code event as the OTLP receiver decodes it. */
-function eventRecord(name: string, timeMs: number, attributes: PlainObject): PlainLogRecord {
-  const ns = BigInt(timeMs) * 1_000_000n;
-  return {
-    timeNs: ns,
-    observedNs: ns,
-    severityNumber: 0,
-    severityText: '',
-    body: `claude_code.${name}`,
-    attributes: { 'session.id': S, 'event.name': name, ...attributes },
-    droppedAttributes: 0,
-    flags: 0,
-    traceId: '',
-    spanId: '',
-    eventName: '',
-  };
-}
+const eventRecord = (name: string, timeMs: number, attributes: PlainObject): PlainLogRecord => ccEventRecord(S, name, timeMs, attributes);
 
 /**
  * Lands the runtime's export for every call of the session as one `otlp_log` file, as the OTLP

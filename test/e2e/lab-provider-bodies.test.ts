@@ -38,6 +38,15 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
   let session = '';
   let second = '';
   let truth: MockLine[] = [];
+  let unfinished: string[] = [];
+  const isJson = (text: string) => {
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const calls = async (id: string) => {
     const r = await runCli(['conversation', id, '--calls', '--json', '--config', config]);
     expect(r.stderr).toBe('');
@@ -85,11 +94,15 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
         }) +
         '\n',
     );
+    // The runtime can exit before it finishes writing its last body (an empty file, its index line never written): such a
+    // body waits for the settle time, then lands whole as unreadable. Age them as the cut one so this pass lands them.
+    unfinished = readdirSync(raw).filter((n) => n.endsWith('.json') && n !== 'cut-short.request.json' && !isJson(readFileSync(join(raw, n), 'utf8')));
+    for (const n of unfinished) utimesSync(join(raw, n), new Date(Date.now() - 600_000), new Date(Date.now() - 600_000));
     const c = await runCli(['collect', '--once', '--json', '--config', config]);
     expect(c.stderr).toBe('');
     // Every body file lands, the cut one as unreadable: a response whose index line the runtime had not written is claimed by its message id.
     const bodyFiles = readdirSync(raw).filter((n) => n.endsWith('.json')).length;
-    expect(JSON.parse(c.stdout).bodies).toEqual({ landed: bodyFiles, waiting: 0, unreadable: 1 });
+    expect(JSON.parse(c.stdout).bodies).toEqual({ landed: bodyFiles, waiting: 0, unreadable: 1 + unfinished.length });
     const p = await runCli(['parse', '--config', config]);
     expect(p.code).toBe(0);
     truth = readRequestLog(log) as MockLine[];
@@ -105,7 +118,7 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
       [...mineCalls.map((r) => `${r}.response.json`), 'req_orphan1.response.json'].sort(),
     );
     expect(mine.filter((n) => n.endsWith('.request.json'))).toHaveLength(mineCalls.length + 1);
-    for (const name of mine.filter((n) => n !== 'cut-short.request.json')) {
+    for (const name of mine.filter((n) => n !== 'cut-short.request.json' && !unfinished.includes(n))) {
       const r = rebuildBody(bySrc.get(name)!);
       expect(r).toEqual({ body: readFileSync(join(raw, name), 'utf8') });
     }
@@ -126,7 +139,8 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
         expect(req.tools.names).toEqual(t.offered_tools);
         expect(req.messages.count).toBe(t.messages);
         expect(req.parameters.max_tokens).toBe(t.max_tokens);
-        expect(c.manifest!.response).toMatchObject({ stop_reason: t.stop_reason, usage: { input: t.usage.in, output: t.usage.out } });
+        if (unfinished.includes(`${t.request_id}.response.json`)) expect(c.manifest?.response).toBeUndefined();
+        else expect(c.manifest!.response).toMatchObject({ stop_reason: t.stop_reason, usage: { input: t.usage.in, output: t.usage.out } });
         // The mock's own copy of the body it received says the same.
         const received = JSON.parse(readFileSync(join(mockBodies, `${t.request_id}.json`), 'utf8')) as { messages: unknown[]; tools: { name: string }[] };
         expect(req.messages.count).toBe(received.messages.length);
@@ -158,6 +172,7 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
     const r = await runCli(['conversation', session, '--json', '--config', config]);
     const doc = JSON.parse(r.stdout) as ViewDocument;
     expect(doc.summary).toMatchObject({ provider_bodies: 6, captured_prompts: 2 });
+    const mineUnfinished = unfinished.filter((n) => doc.unresolved.some((u) => u.reason.includes(n)));
     const reasons = doc.unresolved.filter((u) => u.ref.startsWith('provider_body/')).map((u) => u.reason);
     expect(reasons).toEqual(
       expect.arrayContaining([
@@ -165,6 +180,6 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
         expect.stringMatching(/response body req_orphan1\.response\.json names message msg_orphan1 and request req_orphan1, which no landed call/),
       ]),
     );
-    expect(reasons).toHaveLength(2);
+    expect(reasons).toHaveLength(2 + mineUnfinished.length);
   });
 });

@@ -5,40 +5,16 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { assemble } from '../../src/assemble/assemble.js';
-import { convertTranscriptLine } from '../../src/adapters/claude-code/dialect.js';
-import { otlpLogRecordToSd, otlpSpanToSd } from '../../src/adapters/claude-code/otlp-dialect.js';
-import { entryFromRecord, type IndexEntry } from '../../src/storage/index.js';
 import type { PlainLogRecord, PlainObject, PlainSpan } from '../../src/otlp/plain-types.js';
 import { diffAssembly } from '../../src/processors/assembler/diff.js';
 import { emptyFold } from '../../src/formats/session-flow/fold.js';
 import { TranscriptBuilder } from '../helpers/cc.js';
+import { ccEventRecord, transcriptEntries, logEntries, spanEntries } from '../helpers/cc-telemetry.js';
 
 const S = '7e1e0000-0000-4000-8000-000000000015';
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-const prov = { ord: 1, off: 0, sha: 'x', bytes: 1 };
 
-function transcriptEntries(seq: number, t: TranscriptBuilder): IndexEntry[] {
-  return t.lines.map((l, i) =>
-    entryFromRecord({ ...prov, ...convertTranscriptLine(Buffer.from(JSON.stringify(l))) }, seq, i + 1, { kind: 'transcript', stream: 'main' }),
-  );
-}
-
-function event(name: string, timeMs: number, attributes: PlainObject): PlainLogRecord {
-  const ns = BigInt(timeMs) * 1_000_000n;
-  return {
-    timeNs: ns,
-    observedNs: ns,
-    severityNumber: 0,
-    severityText: '',
-    body: `claude_code.${name}`,
-    attributes: { 'session.id': S, 'event.name': name, ...attributes },
-    droppedAttributes: 0,
-    flags: 0,
-    traceId: '',
-    spanId: '',
-    eventName: '',
-  };
-}
+const event = (name: string, timeMs: number, attributes: PlainObject): PlainLogRecord => ccEventRecord(S, name, timeMs, attributes);
 
 function span(name: string, startMs: number, ms: number, attributes: PlainObject, ids: { spanId: string; parentSpanId?: string }): PlainSpan {
   return {
@@ -58,11 +34,6 @@ function span(name: string, startMs: number, ms: number, attributes: PlainObject
     status: undefined,
   } as unknown as PlainSpan;
 }
-
-const logEntries = (seq: number, recs: PlainLogRecord[]) =>
-  recs.map((r, i) => entryFromRecord({ ...prov, ...otlpLogRecordToSd(r).record }, seq, i + 1, { kind: 'otlp_log' }));
-const spanEntries = (seq: number, recs: PlainSpan[]) =>
-  recs.map((r, i) => entryFromRecord({ ...prov, ...otlpSpanToSd(r).record }, seq, i + 1, { kind: 'otlp_span' }));
 
 /** One talk: a call that runs Bash (answered), then a closing call. */
 function talk() {

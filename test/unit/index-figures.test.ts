@@ -18,28 +18,14 @@ import type { PlainLogRecord, PlainObject, PlainSpan } from '../../src/otlp/plai
 import type { SdRecord } from '../../src/formats/session-data/types.js';
 import { TranscriptBuilder, mainPath } from '../helpers/cc.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { ccEventRecord } from '../helpers/cc-telemetry.js';
 
 afterAll(cleanupTemp);
 
 const S = '1d3e0000-0000-4000-8000-0000000000f1';
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 
-function event(name: string, timeMs: number, attributes: PlainObject): PlainLogRecord {
-  const ns = BigInt(timeMs) * 1_000_000n;
-  return {
-    timeNs: ns,
-    observedNs: ns,
-    severityNumber: 0,
-    severityText: '',
-    body: `claude_code.${name}`,
-    attributes: { 'session.id': S, 'event.name': name, ...attributes },
-    droppedAttributes: 0,
-    flags: 0,
-    traceId: '',
-    spanId: '',
-    eventName: '',
-  };
-}
+const event = (name: string, timeMs: number, attributes: PlainObject): PlainLogRecord => ccEventRecord(S, name, timeMs, attributes);
 
 /** The answered request's span, with the runtime's mark for each of its three attempts. */
 function llmSpan(): PlainSpan {

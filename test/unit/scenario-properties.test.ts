@@ -27,8 +27,11 @@ import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
 
-/** A person asks, a tool runs, a helper agent reports: enough for every property to have something to hold over. */
+/** A person asks, a tool runs, a helper agent reports, every call's API bodies dumped: enough for every property to have something to hold over. */
 const SCENARIO = {
+  provider_bodies: true,
+  system_prompt: 'You build and check the project.',
+  tools: [{ name: 'Bash', description: 'Runs a command.' }],
   steps: [
     { input: 'run the build' },
     { call: { text: 'Building.', tool: { id: 't1', name: 'Bash', input: { command: 'make' }, result: { text: 'built' } } } },
@@ -160,6 +163,16 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     writable(f.path);
     appendFileSync(f.path, JSON.stringify({ ord: 99, off: 0, sha: '000000000000', bytes: 1, parts: [] }) + '\n');
   },
+  // A scenario whose build without bodies differs in more than its bodies (a step gone): the folds no longer agree.
+  provider_bodies_leave_the_fold: (ctx) => {
+    ctx.withoutBodies = (scn) => ({ ...scn, providerBodies: false, steps: scn.steps.slice(0, -1) });
+  },
+  // The landed body file gone after the rounds listed its bodies: a call's body no longer rebuilds.
+  provider_bodies_rebuild: (ctx) => {
+    const f = listLanded(ctx.dir, ctx.session).find((l) => readSessionData(l.path).header.kind === 'provider_body')!;
+    writable(f.path);
+    rmSync(f.path);
+  },
   // A file the build wrote changed after it was marked: a pipeline must keep the session for a person.
   removed_after_sent: (ctx) => {
     const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
@@ -214,8 +227,11 @@ describe('every evaluated property can fail both ways', () => {
     const changed = structuredClone(SCENARIO);
     (changed.steps[1] as { call: { tool: { result: { text: string } } } }).call.tool.result.text = 'failed to build';
     const differ = recordsMatchViolations(cc, builtRoot('sd', { ...changed }, 'props'));
-    expect(differ).toHaveLength(1);
+    // The result's record, and the next call's request body, which carries the conversation so far.
+    expect(differ).toHaveLength(2);
     expect(differ[0]!.where).toMatch(/^records_match: transcript .* stream main record \d+$/);
+    expect(differ[1]!.where).toMatch(/^records_match: provider_body \. record \d+$/);
+    expect(String(differ[1]!.got)).toContain('failed to build');
     expect(judge('records_match', true, differ)).toEqual(differ);
     expect(judge('records_match', false, differ)).toEqual([]);
   });
@@ -280,13 +296,10 @@ describe('scenario check judges what an expectation names', () => {
     };
     const [r] = check({}, doc, ['sd']);
     expect(r!.status).toBe('incomplete');
-    expect(r!.unchecked.map((u) => u.split(' (')[0])).toEqual([
-      'case.provider_bodies',
-      'case.system_prompt',
-      'case.tools',
-      'case.steps[1].call.tool.changes',
-      'case.steps[2].call.agent.system_prompt',
-    ]);
+    expect(r!.unchecked.map((u) => u.split(' (')[0])).toEqual(['case.steps[1].call.tool.changes']);
+    // A system prompt and tools go only into provider bodies: without them they are reported, not dropped.
+    const bare = parseScenario({ ...doc, provider_bodies: undefined, steps: doc.steps.slice(0, 1).concat(doc.steps.slice(2)) }, 'case');
+    expect(bare.ignored.map((i) => i.path)).toEqual(['case.system_prompt', 'case.tools', 'case.steps[1].call.agent.system_prompt']);
     // provider_bodies: false asks for nothing the generator lacks.
     expect(check({}, { provider_bodies: false, steps: [{ input: 'go' }] }, ['sd'])[0]!.status).toBe('passed');
   });
