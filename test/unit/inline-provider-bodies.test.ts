@@ -88,8 +88,8 @@ describe('inline provider bodies joined to their calls', () => {
     const [reqRec, resRec] = records([requestBody('b1', body), responseBody('b1', 'req_x', 'msg_1')]);
     const a = assemble({ session: S, entries: [...talk(), ...logEntries(2, [requestBody('b1', body), responseBody('b1', 'req_x', 'msg_1')])] });
     expect(a.nodes.get('call/msg_1')!.attrs!.provider_bodies).toEqual([
-      { role: 'request', ref: { seq: 2, row: 1 } },
-      { role: 'response', ref: { seq: 2, row: 2 } },
+      { role: 'request', ref: { seq: 2, row: 1 }, form: 'inline' },
+      { role: 'response', ref: { seq: 2, row: 2 }, form: 'inline' },
     ]);
     expect(a.nodes.get('call/msg_2')!.attrs?.provider_bodies).toBeUndefined();
     expect([...a.unresolved.values()]).toEqual([]);
@@ -109,8 +109,8 @@ describe('inline provider bodies joined to their calls', () => {
       entries: [...talk(), ...logEntries(2, [requestBody('b2', body)]), ...logEntries(3, [responseBody('b2', 'req_y', 'msg_2')])],
     });
     expect(later.nodes.get('call/msg_2')!.attrs!.provider_bodies).toEqual([
-      { role: 'request', ref: { seq: 2, row: 1 } },
-      { role: 'response', ref: { seq: 3, row: 1 } },
+      { role: 'request', ref: { seq: 2, row: 1 }, form: 'inline' },
+      { role: 'response', ref: { seq: 3, row: 1 }, form: 'inline' },
     ]);
     expect([...later.unresolved.values()]).toEqual([]);
   });
@@ -129,8 +129,8 @@ describe('inline provider bodies joined to their calls', () => {
     const recs = [requestBody('b4', sent, { body_length: String(whole.length), body_truncated: 'true' }), responseBody('b4', 'req_w', 'msg_1')];
     const a = assemble({ session: S, entries: [...talk(), ...logEntries(2, recs)] });
     expect(a.nodes.get('call/msg_1')!.attrs!.provider_bodies).toEqual([
-      { role: 'request', ref: { seq: 2, row: 1 }, truncated: true },
-      { role: 'response', ref: { seq: 2, row: 2 } },
+      { role: 'request', ref: { seq: 2, row: 1 }, form: 'inline', truncated: true },
+      { role: 'response', ref: { seq: 2, row: 2 }, form: 'inline' },
     ]);
     const text = bodyText(records(recs)[0]!);
     if (!('body' in text)) throw new Error(text.problem);
