@@ -14,7 +14,7 @@ import { assemble } from '../../src/assemble/assemble.js';
 import { inlineBodies } from '../../src/assemble/inline-provider-bodies.js';
 import { DIALECT, OTLP_ADAPTER, OTLP_LOGS_SRC, otlpLogRecordToSd } from '../../src/adapters/claude-code/otlp-dialect.js';
 import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
-import { loadIndex, updateIndex, type IndexEntry } from '../../src/storage/index.js';
+import { loadIndex, updateIndex } from '../../src/storage/index.js';
 import { landLines } from '../../src/storage/landing.js';
 import { otlpDir } from '../../src/storage/layout.js';
 import type { PlainLogRecord } from '../../src/otlp/plain-types.js';
