@@ -60,10 +60,11 @@ export function joinProviderBodies(ctx: AssemblyContext): void {
   const events: InlineBody[] = [];
   // One pass; a session with no bodies pays one look per telemetry record.
   for (const e of ctx.live) {
-    if (e.fileKind === 'provider_body') {
+    const kind = e.fileKind;
+    if (kind === 'provider_body') {
       const f = e.figures ? read(e.figures) : undefined;
       if (f) files.push({ e, f });
-    } else if (e.fileKind === 'otlp_log') {
+    } else if (kind === 'otlp_log') {
       const b = readInlineBody(e);
       if (b) events.push(b);
     }
@@ -71,14 +72,24 @@ export function joinProviderBodies(ctx: AssemblyContext): void {
   if (!files.length && !events.length) return;
   pairInlineBodies(events);
 
-  const callOfRequest = new Map<string, string>();
-  for (const [id, node] of ctx.out.nodes) {
-    const request = node.kind === 'llm.call' ? node.attrs?.request_id : undefined;
-    if (typeof request === 'string') callOfRequest.set(request, id);
-  }
+  // By request id only when a body names no landed message: most never need the map.
+  let callOfRequest: Map<string, string> | undefined;
+  const byRequest = (request: string) => {
+    if (!callOfRequest) {
+      callOfRequest = new Map();
+      for (const [id, node] of ctx.out.nodes) {
+        const r = node.kind === 'llm.call' ? node.attrs?.request_id : undefined;
+        if (typeof r === 'string') callOfRequest.set(r, id);
+      }
+    }
+    return callOfRequest.get(request);
+  };
   const callOf = (call?: string, request?: string) => {
-    const byMessage = call ? entityId('call', call) : undefined;
-    return byMessage && ctx.out.nodes.has(byMessage) ? byMessage : request ? callOfRequest.get(request) : undefined;
+    if (call) {
+      const id = call.includes('/') ? entityId('call', call) : `call/${call}`; // entityId's own result, without its general path
+      if (ctx.out.nodes.has(id)) return id;
+    }
+    return request ? byRequest(request) : undefined;
   };
   const named = (call?: string, request?: string) => [call && `message ${call}`, request && `request ${request}`].filter(Boolean).join(' and ');
   const byCall = new Map<string, Candidate[]>();
@@ -120,17 +131,29 @@ export function joinProviderBodies(ctx: AssemblyContext): void {
     duplicates = 0;
   for (const b of events) if (b.form === 'inline') landed++;
   for (const [call, candidates] of byCall) {
-    const { listed, setAside } = oneOfEachRole(candidates, (c) =>
-      addUnresolved(
-        ctx,
-        'telemetry',
-        `record/${c.ref.seq}/${c.ref.row}`,
-        `the runtime wrote the ${c.role} body of ${call} to ${c.file ?? 'a dump file'} (OTEL_LOG_RAW_API_BODIES=file:), and no landed provider body holds it (yet): the local receiver's provider_bodies names the directory it collects`,
-      ),
-    );
-    for (const c of setAside) {
-      duplicates++;
-      if (c.from === 'inline') landed--;
+    const first = candidates[0]!.from;
+    let oneForm = first !== 'reference';
+    for (let i = 1; oneForm && i < candidates.length; i++) oneForm = candidates[i]!.from === first;
+    let listed: Listed[];
+    if (oneForm) {
+      // The usual call: every body in one form, nothing to set aside.
+      if (candidates.length > 1) candidates.sort(byPlace);
+      const form = first === 'inline' ? 'inline' : undefined;
+      listed = candidates.map((c) => listedOf(c, form));
+    } else {
+      const one = oneOfEachRole(candidates, (c) =>
+        addUnresolved(
+          ctx,
+          'telemetry',
+          `record/${c.ref.seq}/${c.ref.row}`,
+          `the runtime wrote the ${c.role} body of ${call} to ${c.file ?? 'a dump file'} (OTEL_LOG_RAW_API_BODIES=file:), and no landed provider body holds it (yet): the local receiver's provider_bodies names the directory it collects`,
+        ),
+      );
+      listed = one.listed;
+      for (const c of one.setAside) {
+        duplicates++;
+        if (c.from === 'inline') landed--;
+      }
     }
     if (listed.length) (ctx.out.nodes.get(call)!.attrs ??= {}).provider_bodies = listed;
   }
@@ -149,16 +172,12 @@ function listedOf(c: Candidate, form: 'file' | 'inline' | undefined): Listed {
 }
 
 /**
- * One call's bodies, request first: per role the dump's when it landed, else the inline ones; every
- * other copy set aside under the first kept body's `duplicates`. An event naming a dump file with no
+ * One call's bodies in more than one form, request first: per role the dump's when it landed, else
+ * the inline ones; every other copy set aside under the first kept body's `duplicates`. An event naming a dump file with no
  * body of its role to stand beside goes to `orphan`.
  */
 function oneOfEachRole(candidates: Candidate[], orphan: (c: Candidate) => void): { listed: Listed[]; setAside: Candidate[] } {
   candidates.sort(byPlace);
-  const first = candidates[0]!.from;
-  // The usual call: every body in one form, nothing to set aside.
-  if (first !== 'reference' && candidates.every((c) => c.from === first))
-    return { listed: candidates.map((c) => listedOf(c, first === 'inline' ? 'inline' : undefined)), setAside: [] };
   const listed: Listed[] = [];
   const setAside: Candidate[] = [];
   for (const role of ['request', 'response'] as const) {
