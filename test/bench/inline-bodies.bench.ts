@@ -138,13 +138,12 @@ function main(): void {
         cpu(() => assemble({ session: S, entries: withFiller })),
       );
       global.gc?.();
+      let a: ReturnType<typeof assemble> | undefined;
       keep(
         runs.bodies,
-        cpu(() => {
-          const a = assemble({ session: S, entries: withBodies });
-          joined = [...a.nodes.values()].filter((n) => Array.isArray(n.attrs?.provider_bodies)).length;
-        }),
+        cpu(() => (a = assemble({ session: S, entries: withBodies }))),
       );
+      joined = [...a!.nodes.values()].filter((n) => Array.isArray(n.attrs?.provider_bodies)).length;
       global.gc?.();
       keep(
         runs.plainStep,
