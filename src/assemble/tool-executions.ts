@@ -27,6 +27,8 @@ export interface ToolExecution {
   outcome?: ExecutionOutcome;
   mcp_server?: string;
   mcp_tool?: string;
+  /** Where Claude Code's configuration of the MCP server is (`local`, `project`, `user`), when the hook found it. */
+  mcp_source?: string;
   error?: string;
   /** The hook after the call ran after the session's end hook. */
   after_session_end?: true;
@@ -110,6 +112,7 @@ export function joinExecutions(toolUseIds: ReadonlySet<string>, lines: readonly 
     if (named.mcp) {
       if (named.mcp.server) x.mcp_server = named.mcp.server;
       x.mcp_tool = named.mcp.tool;
+      if (named.mcp.source) x.mcp_source = named.mcp.source;
     }
     if (!ambiguous) {
       const before = pre[0];

@@ -10,11 +10,12 @@
  * without the rest of the CLI, so the hook pays only for what it uses.
  */
 import { request } from 'node:http';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
 import { observeHookInput, wantsScan, SCAN_LIMIT, type HookObservation } from '../adapters/claude-code/hook-event.js';
 import { shallowScan } from '../adapters/claude-code/dir-scan.js';
+import { mcpServerSource, userConfigPath, PROJECT_CONFIG } from '../adapters/claude-code/mcp-server-source.js';
 import { appendSpoolLine, appendSpoolLineSync, drainFallback, fallbackRoot, logHookProblem, readHookEndpoint, MAX_SPOOL_LINE } from '../storage/hook-spool.js';
 
 /** The hard budget of one hook run, from the moment this module starts its work. */
@@ -129,6 +130,29 @@ function fitLine(obs: HookObservation): string {
   return line;
 }
 
+/** Larger configuration files are not read inside the hook's budget; the source is then left out. */
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
+/** A JSON file parsed, or undefined when it is absent, too large or not JSON: the lookup then finds nothing there. */
+function readConfig(path: string): unknown {
+  try {
+    if (statSync(path).size > MAX_CONFIG_BYTES) return undefined;
+    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Names where the MCP server of the call is configured, as Claude Code reads its scopes. */
+function withMcpSource(obs: HookObservation, env: NodeJS.ProcessEnv): void {
+  if (!obs.mcp?.server) return;
+  const source = mcpServerSource(obs.mcp.server, obs.cwd, {
+    userConfig: readConfig(userConfigPath(env, homedir())),
+    projectConfig: (dir) => readConfig(join(dir, PROJECT_CONFIG)),
+  });
+  if (source) obs.mcp = { ...obs.mcp, source };
+}
+
 /** One hook run. Never rejects. */
 export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
   const now = opts.now ?? (() => performance.now());
@@ -149,6 +173,7 @@ export async function runHook(opts: HookOptions = {}): Promise<HookOutcome> {
   const obs = observeHookInput(raw, new Date().toISOString());
   if (cut) obs.problem = obs.problem ? `${obs.problem}; ${cut}` : cut;
   if (wantsScan(obs)) obs.shell = { ...obs.shell, scan: shallowScan(obs.cwd!, SCAN_LIMIT) };
+  withMcpSource(obs, env);
   const line = fitLine(obs);
   let via: HookOutcome['via'] = 'lost';
   const appending = opts.appending ?? { now: false, done: false };

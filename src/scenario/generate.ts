@@ -4,7 +4,7 @@
  * the same scenario, base time and options always give the same bytes.
  */
 import { createHash } from 'node:crypto';
-import type { CallSpec, ChildSpec, Scenario, Step, Usage } from './model.js';
+import type { CallSpec, ChildSpec, PluginCall, Scenario, Step, Usage } from './model.js';
 import { EDITING_TOOLS, editOutcome } from './edit-outcome.js';
 
 export interface GenerateOptions {
@@ -29,6 +29,9 @@ export interface Generated {
   start: number;
   end: number;
   checkpoints: string[];
+  /** The calls the aszcol plugin's hooks saw: an MCP call with an `execution` block, a non-editing tool with `changes`. */
+  plugin: PluginCall[];
+  cwd: string;
 }
 
 const VERSION = '2.1.328';
@@ -107,6 +110,7 @@ class Gen {
   agents = new Map<string, string>();
   runs = new Map<string, string>();
   checkpoints: string[] = [];
+  plugin: PluginCall[] = [];
   cwd: string;
   done = false;
   /** The session runs headless: its entrypoint is one of the SDK's (`sdk-cli`, `sdk-ts`, `sdk-py`). */
@@ -306,7 +310,10 @@ class Gen {
     });
     // An editing tool's result carries the patch the runtime computed.
     const edit = c.tool?.changes && EDITING_TOOLS.has(c.tool.name) ? editOutcome(c.tool.name, c.tool.changes[0]!, this.cwd) : undefined;
+    const usedAt = this.clock;
     if (c.tool?.result) this.result(s, toolId!, c.tool.result, n, cycle, edit, lost || c.tool.result.lost === true);
+    if (c.tool && (c.tool.execution || (c.tool.changes && !edit)))
+      this.plugin.push({ stream: s.agentId ?? 'main', toolUseId: toolId!, tool: c.tool, usedAt, resultAt: c.tool.result ? this.clock : undefined });
     if (c.agent) {
       const id = agentIdFor(this.session, c.agent.name);
       this.agents.set(c.agent.name, id);
@@ -481,5 +488,6 @@ export function generate(scn: Scenario, o: GenerateOptions): Generated {
   const project = scn.project ?? '-Users-dev-scenario';
   const g = new Gen(scn, session, project, o);
   g.run();
-  return { session, project, files: g.files, agents: g.agents, runs: g.runs, start: o.at, end: g.clock, checkpoints: g.checkpoints };
+  const { files, agents, runs, checkpoints, plugin, cwd } = g;
+  return { session, project, files, agents, runs, start: o.at, end: g.clock, checkpoints, plugin, cwd };
 }

@@ -27,8 +27,21 @@ export interface ToolSpec {
   input?: unknown;
   result?: ResultSpec;
   changes?: ScenarioChange[];
-  /** What the aszcol plugin's hook saw of an MCP call; kept for the report, not generated yet. */
-  execution?: Record<string, unknown>;
+  /** What the aszcol plugin's hooks saw of an MCP call: written as the hooks' observations (scenario/plugin-observations.ts). */
+  execution?: ExecutionSpec;
+}
+/** An MCP call as the plugin's hooks see it (asz 0.6's `execution` block). */
+export interface ExecutionSpec {
+  server: string;
+  /** Where Claude Code's configuration of the server is: `user`, `project` or `local`. */
+  source?: 'user' | 'project' | 'local';
+  /** Empty follows the result: `failed` when it failed, `returned` otherwise. */
+  outcome?: 'returned' | 'failed' | 'interrupted';
+  duration?: number;
+  /** What the server was sent, when a hook before the call changed it; the tool's own input otherwise. */
+  arguments?: Record<string, unknown>;
+  /** The runtime hands the hook after the call the same event twice: one call, two identical observations. */
+  twice?: boolean;
 }
 export interface ChildSpec {
   name: string;
@@ -67,6 +80,17 @@ export type StepBody =
   | { replay: number }
   | { system: { subtype: string; fields?: Record<string, unknown> } };
 export type Step = StepBody & { after?: number; checkpoint?: string; lost?: boolean };
+
+/** A tool call the aszcol plugin's hooks saw, as the generator placed it: what `plugin-observations.ts` turns into hook input. */
+export interface PluginCall {
+  /** `main`, or the child agent's id. */
+  stream: string;
+  toolUseId: string;
+  tool: ToolSpec;
+  /** When the model's tool_use landed (the hook before the call) and when its result did (the hook after); none for an unfinished tool. */
+  usedAt: number;
+  resultAt?: number;
+}
 
 /** A key the scenario wrote that the generator does not act on yet: the check reports it, never drops it. */
 export interface IgnoredKey {
@@ -142,12 +166,31 @@ function result(v: unknown, path: string): ResultSpec {
   };
 }
 
-const NOT_GENERATED: Record<'system_prompt' | 'tools' | 'execution', string> = {
+const NOT_GENERATED: Record<'system_prompt' | 'tools', string> = {
   system_prompt: 'a system prompt is written only into provider bodies, and this scenario asks for none (provider_bodies is not true)',
   tools: 'tools are written only into provider bodies, and this scenario asks for none (provider_bodies is not true)',
-  execution:
-    "an execution block is the aszcol plugin's record of an MCP call (server, source, outcome, duration); the plugin's lane that lands it is issue 16's and not on this branch",
 };
+
+const SOURCES = ['user', 'project', 'local'];
+const OUTCOMES = ['returned', 'failed', 'interrupted'];
+
+function execution(v: unknown, tool: string, path: string): ExecutionSpec {
+  const o = obj(v, path);
+  allow(o, ['server', 'source', 'outcome', 'duration', 'arguments', 'twice'], path);
+  if (!tool.startsWith('mcp__'))
+    throw new ScenarioError(`an execution block describes a call to an MCP server, and ${tool} is not an mcp__<server>__<tool> name`, path);
+  if (o.source !== undefined && !SOURCES.includes(o.source as string)) throw new ScenarioError(`must be one of ${SOURCES.join(', ')}`, `${path}.source`);
+  if (o.outcome !== undefined && !OUTCOMES.includes(o.outcome as string)) throw new ScenarioError(`must be one of ${OUTCOMES.join(', ')}`, `${path}.outcome`);
+  if (o.twice !== undefined && typeof o.twice !== 'boolean') throw new ScenarioError('must be true or false', `${path}.twice`);
+  return {
+    server: str(o.server, `${path}.server`),
+    source: o.source as ExecutionSpec['source'],
+    outcome: o.outcome as ExecutionSpec['outcome'],
+    duration: dur(o.duration, `${path}.duration`),
+    arguments: o.arguments === undefined ? undefined : obj(o.arguments, `${path}.arguments`),
+    twice: o.twice as boolean | undefined,
+  };
+}
 
 /** Keys of runtimes aszcol does not collect: reported, never generated, never failed for that alone. */
 const OTHER_RUNTIME_KEYS = ['langchain', 'langsmith'] as const;
@@ -207,21 +250,14 @@ function call(v: unknown, path: string, ignored: IgnoredKey[]): CallSpec {
   if (o.tool !== undefined) {
     const t = obj(o.tool, `${path}.tool`);
     allow(t, ['id', 'name', 'input', 'result', 'changes', 'execution'], `${path}.tool`);
-    noteIgnored(t, ['execution'], `${path}.tool`, ignored);
     const name = str(t.name, `${path}.tool.name`);
-    if (t.changes !== undefined && !EDITING_TOOLS.has(name))
-      // Claude Code records the patch only for its own editing tools; what a Bash call changed only a plugin sees.
-      ignored.push({
-        path: `${path}.tool.changes`,
-        reason: `Claude Code records no patch for a ${name} call; only the aszcol plugin sees that change, and its lane is issue 16's, not on this branch`,
-      });
     c.tool = {
       id: t.id as string | undefined,
       name: str(t.name, `${path}.tool.name`),
       input: t.input,
       result: t.result === undefined ? undefined : result(t.result, `${path}.tool.result`),
       changes: t.changes === undefined ? undefined : changesOf(t.changes, name, `${path}.tool.changes`),
-      execution: t.execution as Record<string, unknown> | undefined,
+      execution: t.execution === undefined ? undefined : execution(t.execution, name, `${path}.tool.execution`),
     };
   }
   if (o.agent !== undefined) c.agent = child(o.agent, `${path}.agent`, ignored);

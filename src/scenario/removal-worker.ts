@@ -5,7 +5,7 @@
  * after that must send nothing. Reports what did not happen that way.
  */
 import { createServer } from 'node:http';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { encodeResponse } from '../otlp/codec.js';
@@ -14,7 +14,9 @@ import { Pusher } from '../exporters/otlp/pusher.js';
 import { chainDir } from '../storage/chain.js';
 import { sessionDir } from '../storage/layout.js';
 import { PushState } from '../storage/push-state.js';
-import { markerPath, readMarker, SOURCE_DIR } from '../storage/scenario-marker.js';
+import { markerPath, readMarker, SOURCE_DIR, type ScenarioMarker } from '../storage/scenario-marker.js';
+import { readSpool } from '../storage/hook-spool.js';
+import { LocalCollector } from '../receivers/claude-code-local/pass.js';
 import { removeSentScenarioSessions } from '../storage/scenario-removal.js';
 
 export interface RemovalCheckAnswer {
@@ -29,21 +31,43 @@ interface Data {
   port: MessagePort;
 }
 
-/** What of the session is still on disk: its landed files, its chain, its marker, the files the build wrote. */
-function leftOf(root: string, session: string, sourceFiles: string[]): string[] {
+/** What of the session is still on disk: its landed files, its chain, its marker, the files and shared lines the build wrote, the plugin's observations. */
+function leftOf(root: string, session: string, marker: ScenarioMarker): string[] {
   const left: string[] = [];
   if (existsSync(sessionDir(root, session))) left.push('its landed files');
   if (existsSync(chainDir(root, session))) left.push('its chain');
   if (existsSync(markerPath(root, session))) left.push('its marker');
-  const sources = sourceFiles.filter((f) => existsSync(join(root, SOURCE_DIR, f)));
+  const sources = marker.files.filter((f) => existsSync(join(root, SOURCE_DIR, f.path)));
   if (sources.length) left.push(`${sources.length} source file(s) the build wrote`);
+  for (const shared of marker.shared_lines ?? []) {
+    const p = join(root, SOURCE_DIR, shared.path);
+    const text = existsSync(p) ? readFileSync(p, 'utf8').split('\n') : [];
+    const still = shared.lines.filter((l) => text.includes(l)).length;
+    if (still) left.push(`${still} line(s) of ${shared.path} the build wrote`);
+  }
+  if (readSpool(root, session).length) left.push("the plugin's observations");
   return left;
+}
+
+/** One collect pass over the root as the build's configuration runs it: after a removal it must land nothing, from any file. */
+function collectAfter(root: string): string[] {
+  const r = new LocalCollector({
+    root,
+    sourceRoot: join(root, SOURCE_DIR, 'projects'),
+    filter: { include: [], exclude: [] },
+    maxDeltaBytes: 2 * 1024 * 1024,
+    providerBodies: join(root, SOURCE_DIR, 'asz', 'provider-bodies'),
+  }).pass();
+  return [
+    ...(r.landedRecords ? [`a collect after the removal landed ${r.landedRecords} record(s)`] : []),
+    ...r.errors.map((e) => `a collect after the removal: ${e.where}: ${e.message}`),
+  ];
 }
 
 async function check(root: string, session: string): Promise<string[]> {
   const problems: string[] = [];
   if (!existsSync(markerPath(root, session))) return ['the build wrote no marker for the session'];
-  const sourceFiles = readMarker(markerPath(root, session)).files.map((f) => f.path);
+  const marker = readMarker(markerPath(root, session));
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(encodeResponse('logs', 'protobuf')));
@@ -61,8 +85,9 @@ async function check(root: string, session: string): Promise<string[]> {
     const after = removeSentScenarioSessions({ root, state, endpoint: pusher.endpoint, nowMs: Date.now(), waitForMetrics: false });
     for (const k of after.kept) problems.push(`kept after a clean push: ${k.session}: ${k.reason}`);
     if (after.held) problems.push(`every marked session kept after a clean push: ${after.held}`);
-    const left = leftOf(root, session, sourceFiles);
+    const left = leftOf(root, session, marker);
     if (left.length) problems.push(`after a clean push the session still has ${left.join(', ')}`);
+    problems.push(...collectAfter(root));
     const again = await pusher.pass({ force: true });
     if (again.logs.files !== 0) problems.push(`a push after the removal sent ${again.logs.files} file(s) again`);
   } finally {

@@ -63,7 +63,11 @@ function structure(root: string, session: string): Map<string, number> {
   return out;
 }
 
-export function repackKeepsStructure(dir: string, session: string): Violation[] {
+/**
+ * `alsoOnCopy` runs a further check over the re-cut root once it is parsed: the provider bodies
+ * must rebuild there too, where every file and row they were listed at moved.
+ */
+export function repackKeepsStructure(dir: string, session: string, alsoOnCopy?: (dest: string) => Violation[]): Violation[] {
   const name = 'repack_keeps_structure';
   const dest = join(mkdtempSync(join(tmpdir(), 'aszcol-repack-')), 'root');
   try {
@@ -80,6 +84,7 @@ export function repackKeepsStructure(dir: string, session: string): Violation[] 
     const [sa, sb] = [structure(dir, session), structure(dest, session)];
     for (const k of new Set([...sa.keys(), ...sb.keys()]))
       if (sa.get(k) !== sb.get(k)) out.push({ where: `${name}: ${k}`, expected: sa.get(k) ?? 0, got: sb.get(k) ?? 0 });
+    for (const v of alsoOnCopy?.(dest) ?? []) out.push({ ...v, where: `${name}: on the re-cut root: ${v.where}` });
     return out.slice(0, 20);
   } finally {
     rmSync(join(dest, '..'), { recursive: true, force: true });

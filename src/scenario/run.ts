@@ -12,6 +12,9 @@ import type { Scenario } from './model.js';
 import { writeRootConfig, writeSources } from './files.js';
 import { writeMarker, type RemovalPolicy } from '../storage/scenario-marker.js';
 import { providerBodyFiles } from './provider-bodies.js';
+import { INDEX_FILE } from '../adapters/claude-code/provider-bodies.js';
+import { pluginObservations } from './plugin-observations.js';
+import { appendSpoolLineSync, readSpool } from '../storage/hook-spool.js';
 
 export type Format = 'claude-code' | 'sd';
 
@@ -32,7 +35,7 @@ export class ScenarioRoot {
     readonly format: Format,
     readonly scn: Scenario,
     readonly at: number,
-    readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; session?: string; remove?: RemovalPolicy } = {},
+    readonly opts: { scale?: number; interval?: number; maxRoundBytes?: number; maxDeltaBytes?: number; session?: string; remove?: RemovalPolicy } = {},
   ) {
     mkdirSync(dir, { recursive: true });
     this.sourceRoot = format === 'claude-code' ? join(dir, '_source', 'projects') : join(dir, '_scenario', 'sd-source');
@@ -43,7 +46,7 @@ export class ScenarioRoot {
       root: dir,
       sourceRoot: this.sourceRoot,
       filter: { include: [], exclude: [] },
-      maxDeltaBytes: 2 * 1024 * 1024,
+      maxDeltaBytes: opts.maxDeltaBytes ?? 2 * 1024 * 1024,
       adapter: format === 'sd' ? 'scenario-sd/1' : undefined,
       providerBodies: scn.providerBodies ? this.bodyDir : undefined,
       // An sd build is stamped by the scenario's clock, so a fixed --at lands byte-identical files.
@@ -57,18 +60,34 @@ export class ScenarioRoot {
     writeSources(this.sourceRoot, generated.files);
     const bodies = providerBodyFiles(this.scn, generated);
     if (bodies.size) writeSources(this.bodyDir, bodies);
+    this.writeHookSpool(generated);
     // After every other file of the session: a marker names what a pipeline may remove once it is sent.
-    if (this.format === 'claude-code')
+    if (this.format === 'claude-code') {
+      // The body dump's own files are the session's; its index is shared with every other session, so only this session's lines are claimed.
+      const dump = 'asz/provider-bodies';
+      const own = [...bodies.keys()].filter((n) => n !== INDEX_FILE).map((n) => `${dump}/${n}`);
+      const index = (bodies.get(INDEX_FILE) ?? '').split('\n').filter(Boolean);
       writeMarker(
         this.dir,
         generated.session,
         this.opts.remove ?? 'immediately',
         generated.end,
-        [...generated.files.keys()].map((rel) => `projects/${rel}`),
+        [...[...generated.files.keys()].map((rel) => `projects/${rel}`), ...own],
+        [{ path: `${dump}/${INDEX_FILE}`, lines: index }],
       );
+    }
     // An sd build lands its Session Data itself; a claude-code build leaves that to the collector.
     const collect = opts.collect ?? true;
     return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined };
+  }
+
+  /** The plugin's observations, in both formats (the hook lane does not depend on how the transcript lands): each appended once, as a hook would (a repeat the runtime sends within one build is kept, and the reader drops it). */
+  private writeHookSpool(generated: Generated): void {
+    const have = new Set(readSpool(this.dir, generated.session).map((l) => (l.value as { id?: string } | undefined)?.id));
+    for (const o of pluginObservations(generated)) {
+      if (have.has(o.id)) continue;
+      appendSpoolLineSync(this.dir, o.session, JSON.stringify(o));
+    }
   }
 
   collectAgain(): PassReport {

@@ -9,6 +9,7 @@ import { PIPELINE_TYPES, SECTION, type ComponentFactory, type ComponentKind, typ
 import { LOG_LEVELS, type LogLevel } from '../component/log.js';
 import { findType, type Registry } from '../component/known-types.js';
 import { allowedHosts } from '../component/http.js';
+import { inheritExportWithholding } from './export-withholding.js';
 
 /** One configured component instance: `receivers.claude_code_otlp`, `exporters.otlp/oap`. */
 export interface ComponentConfig {
@@ -350,7 +351,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv, file: string, 
   const used = new Set<string>();
   for (const pl of service.pipelines) for (const k of ['receiver', 'processor', 'exporter'] as const) for (const id of pl[`${k}s`]) used.add(`${k}:${id}`);
   for (const id of service.extensions) used.add(`extension:${id}`);
-  const components = KINDS.flatMap((k) => comps[k].valid);
+  const components = inheritExportWithholding(KINDS.flatMap((k) => comps[k].valid));
   const unused = components.filter((c) => !used.has(`${c.kind}:${c.id}`)).map((c) => c.path);
 
   return {

@@ -30,6 +30,16 @@ export interface Landed {
   digest: string;
 }
 
+/** A converted record made a Session Data record: the collector's provenance set on it (a converter's own keys of those names do not win). */
+function withProvenance(r: Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>, ord: number, off: number, sha: string, bytes: number): SdRecord {
+  const out = r as SdRecord;
+  out.ord = ord;
+  out.off = off;
+  out.sha = sha;
+  out.bytes = bytes;
+  return out;
+}
+
 /**
  * Converts source lines and lands them as one Session Data file under the next sequence.
  * Provenance (`ord`, `off`, `sha`, `bytes`) is the collector's; the parts are the dialect's.
@@ -56,14 +66,15 @@ export function landLines(
   try {
     const w = new SessionDataWriter(file, { ...h, seq, at: target.at });
     for (const { line, off, ord } of lines) {
-      const base = { ord, off, sha: shortSha(line), bytes: line.length };
+      const sha = shortSha(line);
       try {
-        add(w, { ...base, ...convert(line) });
+        // The converted record takes its provenance in place: no copy of every record (the writer orders the keys).
+        add(w, withProvenance(convert(line), ord, off, sha, line.length));
       } catch (err) {
         // JSON nested thousands deep parses but overflows the stack when converted or written: the
         // line still lands, whole, as an unknown part with the reason, and the source goes on.
         if (!(err instanceof RangeError)) throw err;
-        add(w, { ...base, parts: [unknownPart(line, `the record could not be converted or written: ${err.message}`)] });
+        add(w, { ord, off, sha, bytes: line.length, parts: [unknownPart(line, `the record could not be converted or written: ${err.message}`)] });
       }
     }
     const { digest, records, fileDigest } = w.close();

@@ -27,6 +27,13 @@ export interface MarkedFile {
   sha256: string;
 }
 
+/** Lines the build appended to a file other sessions share (the runtime's body dump index): a removal takes out these lines only. */
+export interface SharedLines {
+  /** Relative to `DIR/_source`, forward slashes. */
+  path: string;
+  lines: string[];
+}
+
 export interface ScenarioMarker {
   schema: typeof MARKER_SCHEMA;
   session: string;
@@ -34,6 +41,7 @@ export interface ScenarioMarker {
   /** The time of the session's last record, RFC 3339: a duration counts from here, never from landing. */
   last_record: string;
   files: MarkedFile[];
+  shared_lines?: SharedLines[];
 }
 
 export class MarkerError extends AszError {}
@@ -44,13 +52,21 @@ export const markerPath = (root: string, session: string) => join(markerDir(root
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 /** Writes the marker for `files` (relative to `DIR/_source`, already on disk) and makes the root a scenario root. */
-export function writeMarker(root: string, session: string, policy: RemovalPolicy, lastRecordMs: number, files: Iterable<string>): ScenarioMarker {
+export function writeMarker(
+  root: string,
+  session: string,
+  policy: RemovalPolicy,
+  lastRecordMs: number,
+  files: Iterable<string>,
+  shared: SharedLines[] = [],
+): ScenarioMarker {
   const marked: MarkedFile[] = [];
   for (const path of [...files].sort()) {
     const bytes = readFileSync(join(root, SOURCE_DIR, path));
     marked.push({ path, size: bytes.length, sha256: sha256(bytes) });
   }
   const marker: ScenarioMarker = { schema: MARKER_SCHEMA, session, policy, last_record: new Date(lastRecordMs).toISOString(), files: marked };
+  if (shared.some((s) => s.lines.length)) marker.shared_lines = shared.filter((s) => s.lines.length);
   mkdirSync(join(root, SCENARIO_DIR), { recursive: true });
   mkdirSync(markerDir(root), { recursive: true });
   replaceAtomically(markerPath(root, session), JSON.stringify(marker, null, 1) + '\n');
@@ -68,6 +84,8 @@ export function readMarker(path: string): ScenarioMarker {
   const policyOk = m.policy === 'immediately' || (typeof m.policy === 'object' && m.policy !== null && Number.isFinite(m.policy.afterMs));
   if (m.schema !== MARKER_SCHEMA || typeof m.session !== 'string' || !policyOk || typeof m.last_record !== 'string' || !Array.isArray(m.files))
     throw new MarkerError(`not a ${MARKER_SCHEMA} marker (schema, session, policy, last_record, files)`, path);
+  if (m.shared_lines !== undefined && !(Array.isArray(m.shared_lines) && m.shared_lines.every((s) => typeof s?.path === 'string' && Array.isArray(s.lines))))
+    throw new MarkerError('shared_lines is a list of {path, lines}', path);
   return m as ScenarioMarker;
 }
 

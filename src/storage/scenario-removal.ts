@@ -6,10 +6,11 @@
  * build wrote unchanged, and the policy's time reached. A real session has no marker and is never
  * touched.
  *
- * The order keeps every crash point safe: the build's source files first (so nothing lands
- * again), then the landed files and the session's state, then the chain, then push.state's lines
- * for them (only once they are gone, as push-state.ts asks), and the marker last, so a pass that
- * stops midway finds the marker and finishes the job.
+ * The order keeps every crash point safe: the build's source files first (its transcripts and its
+ * raw API bodies, and its lines of the body dump's shared index, so nothing lands again), then the
+ * landed files and the session's state, then the chain, the plugin's observations and the derived
+ * metrics once sent, then push.state's lines for them (only once they are gone, as push-state.ts
+ * asks), and the marker last, so a pass that stops midway finds the marker and finishes the job.
  */
 import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -19,6 +20,8 @@ import { listDir, sessionDir } from './layout.js';
 import { DERIVED_NAME, METRICS_DIR, metricsStateDir } from './metrics-spool.js';
 import { markedFileProblem, markedSessions, markerPath, readMarker, SOURCE_DIR } from './scenario-marker.js';
 import type { PushState } from './push-state.js';
+import { spoolDir, spoolName } from './hook-spool.js';
+import { replaceAtomically } from './write-once.js';
 
 export interface RemovalOptions {
   root: string;
@@ -89,6 +92,26 @@ function metricsSent(o: RemovalOptions, session: string): boolean {
     .every((n) => sent.has(`${METRICS_DIR}/${n}`));
 }
 
+/** The session's derived metrics spool files, when every one of them is recorded as sent to this pipeline's receiver; none otherwise. */
+function sentMetricsFiles(o: RemovalOptions, session: string): string[] {
+  const files = listDir(join(o.root, METRICS_DIR))
+    .filter((n) => DERIVED_NAME.exec(n)?.[3] === session)
+    .map((n) => `${METRICS_DIR}/${n}`);
+  const sent = o.state.sent(o.endpoint);
+  return files.every((f) => sent.has(f)) ? files : [];
+}
+
+/** Takes exactly these lines out of a file others share, atomically; the file goes when nothing is left in it. */
+function removeLines(path: string, lines: readonly string[]): void {
+  if (!existsSync(path)) return;
+  const drop = new Set(lines);
+  const kept = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '' && !drop.has(l));
+  if (kept.length === 0) rmSync(path, { force: true });
+  else replaceAtomically(path, kept.map((l) => l + '\n').join(''));
+}
+
 /** One pass of removal over a scenario root; a no-op over any other root. */
 export function removeSentScenarioSessions(o: RemovalOptions): RemovalReport {
   const report: RemovalReport = { removed: [], kept: [] };
@@ -127,9 +150,14 @@ export function removeSentScenarioSessions(o: RemovalOptions): RemovalReport {
       // The directories the build made go when empty; the source root itself (`_source/projects`) stays for the collector.
       pruneEmptyDirs(dirname(join(source, f.path)), join(source, f.path.split('/')[0]!));
     }
+    for (const shared of marker.shared_lines ?? []) removeLines(join(source, shared.path), shared.lines);
     rmSync(sessionDir(o.root, session), { recursive: true, force: true });
     rmSync(chainDir(o.root, session), { recursive: true, force: true });
-    o.state.forgetFiles(new Set(s.files));
+    // The plugin's observations of the session, and its derived metrics once each is recorded as sent: nothing of it is left to retention.
+    rmSync(join(spoolDir(o.root), `${spoolName(session)}.jsonl`), { force: true });
+    const metrics = sentMetricsFiles(o, session);
+    for (const f of metrics) rmSync(join(o.root, f), { force: true });
+    o.state.forgetFiles(new Set([...s.files, ...metrics]));
     rmSync(markerPath(o.root, session), { force: true });
     report.removed.push(session);
   }

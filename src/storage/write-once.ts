@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, writeSync, unlinkSync, mkdirSync, linkSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type Hash } from 'node:crypto';
 import { ScratchBuffer } from '../util/scratch-buffer.js';
 import { processAlive } from './lock.js';
 
@@ -169,6 +169,23 @@ export class WriteOnceFile {
       }
     }
     this.used += this.out.write(text, this.used, 'utf8');
+  }
+
+  writeLine(text: string, digest: Hash): void {
+    // Encoded once into the output buffer and hashed from there; the newline is a byte, not a new string.
+    if (text.length * 3 + 1 > OUT_CAPACITY - this.used) {
+      this.flush();
+      if (text.length * 3 + 1 > OUT_CAPACITY) {
+        const bytes = Buffer.from(text + '\n', 'utf8');
+        digest.update(bytes);
+        for (let done = 0; done < bytes.length;) done += writeSync(this.fd!, bytes, done, bytes.length - done);
+        return;
+      }
+    }
+    const start = this.used;
+    this.used += this.out.write(text, start, 'utf8');
+    this.out[this.used++] = 10;
+    digest.update(this.out.subarray(start, this.used));
   }
 
   private flush(): void {

@@ -2,7 +2,8 @@
  * One side of the push benchmark, in a process of its own so its peak memory is its own:
  * `aszcol <root> <endpoint>` pushes the root with the otlp exporter's Pusher; `bare <root> <endpoint>`
  * is a bare @grpc/grpc-js client sending the same files' bytes, read from disk, in requests of the
- * same budget, with nothing else done. Prints one JSON line.
+ * same budget, with nothing else done; `aszcol-hide` pushes with every withholding category on.
+ * Prints one JSON line.
  */
 import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
@@ -57,8 +58,10 @@ async function bare(): Promise<{ bytes: number; requests: number }> {
   return { bytes, requests };
 }
 
-async function aszcol(): Promise<{ bytes: number; requests: number; wire: number }> {
-  const cfg = validateOtlpExporterConfig({ endpoint, batch_bytes: batchBytes, instance_id: 'bench' }, 'bench');
+/** `aszcol-hide` withholds every category: each record line that holds text or data is read and checked on the way. */
+async function aszcol(hide: boolean): Promise<{ bytes: number; requests: number; wire: number }> {
+  const all = ['user_prompts', 'tool_inputs', 'tool_outputs', 'api_bodies', 'system_prompt', 'tool_schemas'];
+  const cfg = validateOtlpExporterConfig({ endpoint, batch_bytes: batchBytes, instance_id: 'bench', ...(hide ? { hide: all } : {}) }, 'bench');
   const p = new Pusher({ root, cfg, logs: true, metrics: undefined });
   const r = await p.pass({ force: true });
   p.close();
@@ -67,6 +70,10 @@ async function aszcol(): Promise<{ bytes: number; requests: number; wire: number
 }
 
 const t0 = process.hrtime.bigint();
-const result = mode === 'bare' ? await bare() : await aszcol();
+const cpu0 = process.cpuUsage();
+const result = mode === 'bare' ? await bare() : await aszcol(mode === 'aszcol-hide');
 const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-process.stdout.write(JSON.stringify({ mode, ...result, seconds, maxRssMb: process.resourceUsage().maxRSS / 1024 }) + '\n');
+// Every thread of the process (the reader's too): what a loaded machine does not distort as much as wall time.
+const cpu = process.cpuUsage(cpu0);
+const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+process.stdout.write(JSON.stringify({ mode, ...result, seconds, cpuSeconds, maxRssMb: process.resourceUsage().maxRSS / 1024 }) + '\n');

@@ -16,14 +16,27 @@ const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const MB = 1e6;
 const BATCH = 8 * 1024 * 1024;
 function child(
-  mode: 'bare' | 'aszcol',
+  mode: 'bare' | 'aszcol' | 'aszcol-hide',
   root: string,
   endpoint: string,
-): { mode: string; bytes: number; requests: number; seconds: number; maxRssMb: number; mbPerS: number } {
+): { mode: string; bytes: number; requests: number; seconds: number; cpuSeconds: number; maxRssMb: number; mbPerS: number } {
   rmSync(join(root, 'push.state'), { force: true });
   const out = execFileSync(process.execPath, [here('./push-child.js'), mode, root, endpoint, String(BATCH)], { encoding: 'utf8', maxBuffer: 1 << 24 });
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { mode: string; bytes: number; requests: number; seconds: number; maxRssMb: number };
-  return { ...r, mbPerS: +(r.bytes / MB / r.seconds).toFixed(1), seconds: +r.seconds.toFixed(3), maxRssMb: +r.maxRssMb.toFixed(1) };
+  const r = JSON.parse(out.trim().split('\n').pop()!) as {
+    mode: string;
+    bytes: number;
+    requests: number;
+    seconds: number;
+    cpuSeconds: number;
+    maxRssMb: number;
+  };
+  return {
+    ...r,
+    mbPerS: +(r.bytes / MB / r.seconds).toFixed(1),
+    seconds: +r.seconds.toFixed(3),
+    cpuSeconds: +r.cpuSeconds.toFixed(3),
+    maxRssMb: +r.maxRssMb.toFixed(1),
+  };
 }
 
 const base = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-bench-push-'));
@@ -40,18 +53,30 @@ try {
   const largeBytes = generate(large, largeTarget, 2);
   // Both senders read from the page cache: read everything once first.
   for (const root of [small, large]) execFileSync('sh', ['-c', `find "${root}" -type f -exec cat {} + > /dev/null`]);
-  const runs = [child('bare', large, endpoint), child('aszcol', large, endpoint), child('bare', large, endpoint), child('aszcol', large, endpoint)];
+  const runs = [
+    child('bare', large, endpoint),
+    child('aszcol', large, endpoint),
+    child('aszcol-hide', large, endpoint),
+    child('bare', large, endpoint),
+    child('aszcol', large, endpoint),
+    child('aszcol-hide', large, endpoint),
+  ];
   const smallRun = child('aszcol', small, endpoint);
   const best = (m: string) => runs.filter((x) => x.mode === m).reduce((a, b) => (a.mbPerS >= b.mbPerS ? a : b));
   const bare = best('bare'),
     ours = best('aszcol');
   const ratio = +(ours.mbPerS / bare.mbPerS).toFixed(3);
+  // What withholding costs: every line with text or data is read (none here is withheld), CPU seconds side by side.
+  const hiding = best('aszcol-hide');
+  const withholdCpu = +(hiding.cpuSeconds / ours.cpuSeconds).toFixed(3);
   const result = {
     benchmark: 'push',
     root: { small_mb: +(smallBytes / MB).toFixed(1), large_mb: +(largeBytes / MB).toFixed(1), file_bytes: FILE_BYTES, batch_bytes: BATCH },
     bare_grpc: bare,
     aszcol: ours,
     runs,
+    aszcol_withholding_everything: hiding,
+    withhold_cpu_ratio: withholdCpu,
     aszcol_small_root: smallRun,
     ratio,
     rss_growth: +(ours.maxRssMb / smallRun.maxRssMb).toFixed(3),

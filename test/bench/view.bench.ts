@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM as DEBIAN_CHROMIUM, launchChromium } from '../helpers/browser.js';
 import { TranscriptBuilder, childPath, mainPath } from '../helpers/cc.js';
 import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
 import { parseSession } from '../../src/processors/assembler/parse.js';
@@ -20,17 +20,7 @@ import { ViewCatalog } from '../../src/extensions/view/catalog.js';
 const S = '5e550000-0000-4000-8000-0000000000bb';
 const TALKS = Number(process.env.BENCH_TALKS ?? 220);
 const CALLS_PER_TALK = Number(process.env.BENCH_CALLS ?? 24);
-const CHROMIUM = process.env.BENCH_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const CHROMIUM = process.env.BENCH_CHROMIUM ?? DEBIAN_CHROMIUM;
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -104,7 +94,7 @@ async function browserFirstRender(root: string): Promise<{ cold_ms: number; warm
   const ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
   await ext.start();
   const profile = mkdtempSync(join(tmpdir(), 'aszcol-bench-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1440, height: 900 } });
+  const ctx = await launchChromium({ executablePath: CHROMIUM, profile });
   try {
     const page = await ctx.newPage();
     const once = async () => {

@@ -12,13 +12,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { labRun, WORK_SCRIPT, type LabOptions } from '../helpers/lab.js';
 import { REPO, runCli, writeConfig } from '../helpers/cli.js';
+import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { foldOf } from '../helpers/parse.js';
 import { HookIntake } from '../../src/receivers/claude-code-local/hook-intake.js';
 import { hookLogPath } from '../../src/storage/hook-spool.js';
 import { ViewExtension, type ViewConfig } from '../../src/extensions/view/extension.js';
 import type { ExecutionsAnswer } from '../../src/extensions/view/executions.js';
-import { chromium } from 'playwright-core';
 
 afterAll(cleanupTemp);
 
@@ -107,6 +107,8 @@ describe('the plugin in the real Claude Code runtime', () => {
       // The hook before ran before the server started, the hook after once it had answered.
       expect(row.execution!.hook_span_ms!).toBeGreaterThanOrEqual(serverMs);
       expect(row.execution!.after_session_end).toBeUndefined();
+      // The lab gives the server with --mcp-config: no configuration file defines it, so the hook names no source.
+      expect(row.execution!.mcp_source).toBeUndefined();
     }
     expect(mcpRows.find((t) => t.name === 'mcp__lab__slow')!.execution!.duration_ms!).toBeGreaterThanOrEqual(400);
   });
@@ -139,12 +141,7 @@ describe('the plugin in the real Claude Code runtime', () => {
   });
 
   test('the page: the MCPCALL conversation has an MCP lane with its three calls, one failed; the EDITFILE one has none', async () => {
-    const ctx = await chromium.launchPersistentContext(tempDir('aszcol-chromium-'), {
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      viewport: { width: 1440, height: 900 },
-    });
+    const ctx = await launchChromium();
     try {
       const page = await ctx.newPage();
       await page.goto(`http://${view.address()}/c/${ids.mcp}`);

@@ -5,7 +5,10 @@
  * tool_outputs]` must not serve any of the three markers from any endpoint — the list, the
  * document, `/calls`, `/tools`, `/changes`, and every landed record by address — while the same
  * root served without `hide` does (so the grep can find them), and its document names what it
- * withheld.
+ * withheld. The runtime also sends its beta spans and tool details (`--traces 1`,
+ * `OTEL_LOG_TOOL_DETAILS=1`), which carry the prompt, the command and its output again; the same
+ * root pushed by an `otlp` exporter with that `hide` to a loopback receiver sends none of the
+ * markers, and pushed without it sends all three.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -16,6 +19,9 @@ import type { ViewDocument } from '../../src/formats/view/types.js';
 import { labRun } from '../helpers/lab.js';
 import { REPO, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { validateOtlpExporterConfig } from '../../src/exporters/otlp/config.js';
+import { Pusher } from '../../src/exporters/otlp/pusher.js';
+import { sinkForTests } from '../integration/export-sink.js';
 
 afterAll(cleanupTemp);
 
@@ -26,6 +32,7 @@ const INPUT_MARKER = '$((6*7))';
 const OUTPUT_MARKER = 'out-7f3a-42';
 
 describe('withholding: prompts, tool inputs and tool outputs kept out of every answer of the view', () => {
+  const sink = sinkForTests();
   const base = tempDir('aszcol-e2e-withhold-');
   const home = join(base, 'home');
   const root = join(base, 'data');
@@ -69,7 +76,8 @@ describe('withholding: prompts, tool inputs and tool outputs kept out of every a
         script: SCRIPT,
         otlp: `http://${r.addresses().http}`,
         protocol: 'http/protobuf',
-        env: 'OTEL_LOG_USER_PROMPTS=1',
+        env: 'OTEL_LOG_USER_PROMPTS=1,OTEL_LOG_TOOL_DETAILS=1',
+        traces: '1',
       });
       session = run.session_id;
       expect(await r.landed(15_000)).toBe(true);
@@ -113,6 +121,26 @@ describe('withholding: prompts, tool inputs and tool outputs kept out of every a
     const openDoc = JSON.parse(bodies.open.get(`/c/${session}/view`)!) as ViewDocument;
     expect(hidden.summary.steps).toBe(openDoc.summary.steps);
     expect(hidden.summary.state).toBe(openDoc.summary.state);
+  });
+
+  test('pushed with the same hide, no marker leaves the machine; pushed without it, all three do', async () => {
+    const sent = async (hide: string[] | undefined) => {
+      const since = sink.received.length;
+      const cfg = validateOtlpExporterConfig({ endpoint: sink.grpcAddress, ...(hide ? { hide } : {}) }, 'exporters.otlp/sink');
+      const pusher = new Pusher({ root, cfg, logs: true, metrics: undefined, stateDir: tempDir('aszcol-e2e-withhold-state-') });
+      try {
+        const r = await pusher.pass({ force: true });
+        expect(r.problems).toEqual([]);
+        if (hide) expect(r.withheld.records).toBeGreaterThan(0);
+      } finally {
+        pusher.close();
+      }
+      return JSON.stringify(sink.received.slice(since).map((x) => x.request));
+    };
+    const open = await sent(undefined);
+    for (const m of [PROMPT_MARKER, INPUT_MARKER, OUTPUT_MARKER]) expect({ m, found: open.includes(m) }).toEqual({ m, found: true });
+    const hidden = await sent(['user_prompts', 'tool_inputs', 'tool_outputs']);
+    for (const m of [PROMPT_MARKER, INPUT_MARKER, OUTPUT_MARKER]) expect({ m, leaks: hidden.includes(m) }).toEqual({ m, leaks: false });
   });
 
   test('a hide list is checked: an unknown category or a repeat is refused at its exact path', () => {

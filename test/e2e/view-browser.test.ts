@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { ViewExtension } from '../../src/extensions/view/extension.js';
 import { encodeRound } from '../../src/formats/session-flow/encode.js';
 import { roundName } from '../../src/storage/chain.js';
@@ -9,6 +9,7 @@ import { writeOnce } from '../../src/storage/write-once.js';
 import { labRun } from '../helpers/lab.js';
 import { REPO, runCli, writeConfig } from '../helpers/cli.js';
 import { mainPath } from '../helpers/cc.js';
+import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { writeLines } from '../helpers/transcript.js';
 import { PROJECT, SID as FIXTURE, writeFixture } from '../helpers/view-fixture.js';
@@ -16,31 +17,8 @@ import type { Bench } from '../helpers/collect.js';
 
 afterAll(cleanupTemp);
 
-/** Debian's browser, driven by playwright-core; nothing is downloaded. */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = join(REPO, 'test-artifacts');
 const LEGACY = 'legacy-0000-4000-8000-000000000000';
-
-async function launch(): Promise<BrowserContext> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's browser with \`apt-get install -y --no-install-recommends chromium\``);
-  // A fresh profile every run: nothing a previous run cached can answer for this server.
-  return chromium.launchPersistentContext(tempDir('aszcol-chromium-'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1440, height: 900 },
-  });
-}
 
 /**
  * The page in a real browser over sessions the real Claude Code wrote (and the fixture with open
@@ -94,7 +72,7 @@ describe('the view in headless Chromium', () => {
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();
     url = `http://${ext.address()}`;
-    ctx = await launch();
+    ctx = await launchChromium();
     page = await ctx.newPage();
     page.on('request', (r) => {
       if (!r.url().startsWith(url) && !r.url().startsWith('data:')) foreign.push(r.url());

@@ -4,18 +4,15 @@
  * log (offered tools, message count, system characters), and the tab lives in the URL.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { ViewExtension } from '../../src/extensions/view/extension.js';
 import { labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
+import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'];
 
 type Shaped = LoggedRequest & { system_chars: number; offered_tools: string[]; messages: number };
 
@@ -33,7 +30,6 @@ describe('the Prompt and Execution tabs, in headless Chromium', () => {
   const errors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's browser with \`apt-get install -y --no-install-recommends chromium\``);
     const raw = join(base, 'raw');
     const config = writeConfig(base, root, join(home, 'projects'), `    provider_bodies: ${JSON.stringify(raw)}\n`);
     session = (await labRun({ configDir: home, cwd: join(base, 'work'), prompt: 'SLOWTOOL please', tools: 'Bash', script: WORK_SCRIPT, log, rawBodies: raw }))
@@ -44,12 +40,7 @@ describe('the Prompt and Execution tabs, in headless Chromium', () => {
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();
     url = `http://${ext.address()}`;
-    ctx = await chromium.launchPersistentContext(tempDir('aszcol-chromium-'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1600, height: 900 },
-    });
+    ctx = await launchChromium({ viewport: { width: 1600, height: 900 } });
     page = await ctx.newPage();
     page.on('pageerror', (e) => errors.push(e.message));
   }, 240_000);

@@ -1,31 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { TERMS } from '../../src/adapters/claude-code/glossary.js';
 import { ViewExtension } from '../../src/extensions/view/extension.js';
 import type { ConversationRow } from '../../src/extensions/view/catalog.js';
 import type { ViewDocument, ViewNode } from '../../src/formats/view/types.js';
 import { labRun, readRequestLog, type LoggedRequest } from '../helpers/lab.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
+import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { PROJECT, SID as FIXTURE, writeFixture } from '../helpers/view-fixture.js';
 import type { Bench } from '../helpers/collect.js';
 
 afterAll(cleanupTemp);
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'];
-
-async function launch(): Promise<BrowserContext> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's browser with \`apt-get install -y --no-install-recommends chromium\``);
-  return chromium.launchPersistentContext(tempDir('aszcol-chromium-'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1600, height: 900 },
-  });
-}
 
 /** The nodes of a document in its own order, every talk and loose tree walked depth first. */
 function flat(doc: ViewDocument): ViewNode[] {
@@ -73,7 +61,7 @@ describe('the page for its users, in headless Chromium', () => {
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();
     url = `http://${ext.address()}`;
-    ctx = await launch();
+    ctx = await launchChromium({ viewport: { width: 1600, height: 900 } });
     page = await ctx.newPage();
     page.on('pageerror', (e) => errors.push(e.message));
   }, 240_000);

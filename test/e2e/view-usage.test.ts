@@ -5,9 +5,9 @@
  * Ground truth: the mock API's request logs and the runtime's own `claude_code.cost.usage` points.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { Registry } from 'prom-client';
 import type { UsageAnswer } from '../../src/assemble/usage/answer.js';
 import { ViewExtension } from '../../src/extensions/view/extension.js';
@@ -15,13 +15,11 @@ import { otlpTypes } from '../../src/otlp/proto.js';
 import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
 import { labRun, readRequestLog } from '../helpers/lab.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
+import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { truthOf } from '../helpers/usage-cases.js';
 
 afterAll(cleanupTemp);
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-sync'];
 
 /** The runtime's own `claude_code.cost.usage` points for one session, summed over what the receiver spooled. */
 function runtimeCost(root: string, session: string): number {
@@ -120,12 +118,7 @@ describe('usage on the page, the API and the metrics', () => {
   });
 
   test('the Usage page, reached from the list: a bar per day and per project, the totals, and the unknown cost said by name', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing`);
-    const ctx: BrowserContext = await chromium.launchPersistentContext(tempDir('aszcol-chromium-'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-    });
+    const ctx: BrowserContext = await launchChromium({ viewport: { width: 1280, height: 720 } });
     const errors: string[] = [];
     try {
       const page = await ctx.newPage();

@@ -115,71 +115,31 @@ export async function buildUsageLab(base: string): Promise<UsageLab & { transcri
     transcripts[r.session_id] = r.transcript;
     return r;
   };
-  const logOf = (name: string) => readRequestLog(join(base, `${name}.jsonl`));
+  /** A case whose truth is the request log of the runs made in folder `name`; `session` is the row to read, `sessions` every one the case made. */
+  const add = (issue: string, name: string, description: string, session: string, sessions = [session]) =>
+    cases.push({ name: description, issue, cwd: join(base, name), session, sessions, requests: readRequestLog(join(base, `${name}.jsonl`)) });
 
   const multi = await run('multi', 'PARALLEL please', { tools: 'Bash' });
-  cases.push({
-    name: 'one response in several lines (thinking, text, two tool_use)',
-    issue: '#389',
-    cwd: join(base, 'multi'),
-    session: multi.session_id,
-    sessions: [multi.session_id],
-    requests: logOf('multi'),
-  });
+  add('#389', 'multi', 'one response in several lines (thinking, text, two tool_use)', multi.session_id);
 
   const snapshots = await run('snapshots', 'PARALLEL please', { tools: 'Bash' });
   streamingSnapshots(snapshots.transcript);
-  cases.push({
-    name: 'the early lines of a response carrying streaming snapshots of its usage',
-    issue: '#938',
-    cwd: join(base, 'snapshots'),
-    session: snapshots.session_id,
-    sessions: [snapshots.session_id],
-    requests: logOf('snapshots'),
-  });
+  add('#938', 'snapshots', 'the early lines of a response carrying streaming snapshots of its usage', snapshots.session_id);
 
   const noIds = await run('asyncai', 'PARALLEL please', { tools: 'Bash' });
   dropRequestIds(noIds.transcript);
-  cases.push({
-    name: 'no requestId (the asyncai writer)',
-    issue: '#976',
-    cwd: join(base, 'asyncai'),
-    session: noIds.session_id,
-    sessions: [noIds.session_id],
-    requests: logOf('asyncai'),
-  });
+  add('#976', 'asyncai', 'no requestId (the asyncai writer)', noIds.session_id);
 
   const first = await run('resume', 'PARALLEL please', { tools: 'Bash' });
   await run('resume', 'and one more thing', { resume: first.session_id });
-  cases.push({
-    name: 'a resumed session',
-    issue: 'resume',
-    cwd: join(base, 'resume'),
-    session: first.session_id,
-    sessions: [first.session_id],
-    requests: logOf('resume'),
-  });
+  add('resume', 'resume', 'a resumed session', first.session_id);
 
   const original = await run('fork', 'PARALLEL please', { tools: 'Bash' });
   const fork = forkTranscript(original.transcript, original.session_id);
   await run('fork', 'and on the fork', { resume: fork });
-  cases.push({
-    name: 'a forked session (history copied into the new session)',
-    issue: 'fork',
-    cwd: join(base, 'fork'),
-    session: fork,
-    sessions: [original.session_id, fork],
-    requests: logOf('fork'),
-  });
+  add('fork', 'fork', 'a forked session (history copied into the new session)', fork, [original.session_id, fork]);
 
   const delegate = await run('agents', 'DELEGATE now', { tools: 'Bash,Agent' });
-  cases.push({
-    name: 'subagents',
-    issue: 'subagents',
-    cwd: join(base, 'agents'),
-    session: delegate.session_id,
-    sessions: [delegate.session_id],
-    requests: logOf('agents'),
-  });
+  add('subagents', 'agents', 'subagents', delegate.session_id);
   return { home, cases, transcripts };
 }

@@ -15,6 +15,7 @@ import { ccLogRecord, ccLogsRequest, logsRequest } from '../helpers/otlp.js';
 import { landedFiles, recordsOf } from '../helpers/root.js';
 import { pollHttp, startService, type RunningService } from '../helpers/service.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { otlpHttpOnly, writeServiceConfig } from '../helpers/service-config.js';
 import { eventually } from '../helpers/wait.js';
 
 const started: RunningService[] = [];
@@ -35,29 +36,7 @@ function setup() {
   const root = join(base, 'data');
   const journal = join(root, '_journal', 'claude_code_otlp');
   mkdirSync(journal, { recursive: true });
-  const config = join(base, 'aszcol.yaml');
-  writeFileSync(
-    config,
-    `storage:
-  root: ${JSON.stringify(root)}
-receivers:
-  claude_code_otlp:
-    protocols:
-      http: { endpoint: "127.0.0.1:0" }
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:0
-service:
-  extensions: [health_check]
-  shutdown_timeout: 6s
-  pipelines:
-    sessions:
-      receivers: [claude_code_otlp]
-  telemetry:
-    metrics:
-      address: 127.0.0.1:0
-`,
-  );
+  const config = writeServiceConfig(base, otlpHttpOnly(root, { shutdownTimeout: '6s' }));
   return { root, journal, config };
 }
 

@@ -18,6 +18,7 @@ import { ccLogsRequest, httpPost } from '../helpers/otlp.js';
 import { landedFiles, recordsOf } from '../helpers/root.js';
 import { pollHttp, startService, type RunningService } from '../helpers/service.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { otlpHttpOnly, writeServiceConfig } from '../helpers/service-config.js';
 import { eventually } from '../helpers/wait.js';
 
 /** Services started here: one a failed test left running is ended at the end. */
@@ -35,31 +36,7 @@ function setup() {
   const base = tempDir();
   const root = join(base, 'data');
   mkdirSync(root, { recursive: true });
-  const config = join(base, 'aszcol.yaml');
-  writeFileSync(
-    config,
-    `storage:
-  root: ${JSON.stringify(root)}
-receivers:
-  claude_code_otlp:
-    protocols:
-      http: { endpoint: "127.0.0.1:0" }
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:0
-service:
-  extensions: [health_check]
-  shutdown_timeout: ${SHUTDOWN_TIMEOUT_MS / 1000}s
-  pipelines:
-    sessions:
-      receivers: [claude_code_otlp]
-  telemetry:
-    metrics:
-      address: 127.0.0.1:0
-    logs:
-      level: info
-`,
-  );
+  const config = writeServiceConfig(base, otlpHttpOnly(root, { shutdownTimeout: `${SHUTDOWN_TIMEOUT_MS / 1000}s`, logLevel: 'info' }));
   return { root, config };
 }
 

@@ -5,10 +5,11 @@
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN } from '../helpers/cli.js';
 import { pollHttp, startService } from '../helpers/service.js';
+import { ANY_LOOPBACK_PORT, writeServiceConfig } from '../helpers/service-config.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { ccMetricsRequest, httpPost } from '../helpers/otlp.js';
 
@@ -19,37 +20,16 @@ function firstRunConfig(): { config: string; root: string; src: string } {
   const root = join(base, 'data');
   const src = join(base, 'projects');
   mkdirSync(src, { recursive: true });
-  const config = join(base, 'aszcol.yaml');
-  writeFileSync(
-    config,
-    `storage:
-  root: ${JSON.stringify(root)}
-receivers:
-  claude_code_local:
-    source_root: ${JSON.stringify(src)}
-    interval: 1s
-  claude_code_otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:0
-      http:
-        endpoint: 127.0.0.1:0
-processors:
-  assembler:
-extensions:
-  view:
-    endpoint: 127.0.0.1:0
-service:
-  extensions: [view]
-  pipelines:
-    sessions:
-      receivers: [claude_code_local, claude_code_otlp]
-      processors: [assembler]
-  telemetry:
-    metrics:
-      address: 127.0.0.1:0
-`,
-  );
+  const config = writeServiceConfig(base, {
+    root,
+    receivers: {
+      claude_code_local: { source_root: src, interval: '1s' },
+      claude_code_otlp: { protocols: { grpc: { endpoint: ANY_LOOPBACK_PORT }, http: { endpoint: ANY_LOOPBACK_PORT } } },
+    },
+    processors: { assembler: null },
+    extensions: { view: { endpoint: ANY_LOOPBACK_PORT } },
+    pipelines: { sessions: { receivers: ['claude_code_local', 'claude_code_otlp'], processors: ['assembler'] } },
+  });
   return { config, root, src };
 }
 

@@ -5,9 +5,10 @@
  * in its self-metrics and in `/api/status`; the newest requests are the ones kept.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pollHttp, startService } from '../helpers/service.js';
+import { ANY_LOOPBACK_PORT, writeServiceConfig } from '../helpers/service-config.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { ccMetricsRequest, httpPost } from '../helpers/otlp.js';
 import { MetricsSpool } from '../../src/storage/metrics-spool.js';
@@ -22,42 +23,16 @@ function config(): { config: string; root: string } {
   const root = join(base, 'data');
   const src = join(base, 'projects');
   mkdirSync(src, { recursive: true });
-  const path = join(base, 'aszcol.yaml');
-  writeFileSync(
-    path,
-    `storage:
-  root: ${JSON.stringify(root)}
-receivers:
-  claude_code_local:
-    source_root: ${JSON.stringify(src)}
-    interval: 1s
-  claude_code_otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:0
-    unconsumed_spool:
-      max_age: 0
-      max_bytes: ${MAX_BYTES}
-exporters:
-  otlp:
-    endpoint: 127.0.0.1:1
-    metrics: false
-extensions:
-  view:
-    endpoint: 127.0.0.1:0
-service:
-  extensions: [view]
-  pipelines:
-    sessions:
-      receivers: [claude_code_local]
-    metrics:
-      receivers: [claude_code_otlp]
-      exporters: [otlp]
-  telemetry:
-    metrics:
-      address: 127.0.0.1:0
-`,
-  );
+  const path = writeServiceConfig(base, {
+    root,
+    receivers: {
+      claude_code_local: { source_root: src, interval: '1s' },
+      claude_code_otlp: { protocols: { http: { endpoint: ANY_LOOPBACK_PORT } }, unconsumed_spool: { max_age: 0, max_bytes: MAX_BYTES } },
+    },
+    exporters: { otlp: { endpoint: '127.0.0.1:1', metrics: false } },
+    extensions: { view: { endpoint: ANY_LOOPBACK_PORT } },
+    pipelines: { sessions: { receivers: ['claude_code_local'] }, metrics: { receivers: ['claude_code_otlp'], exporters: ['otlp'] } },
+  });
   return { config: path, root };
 }
 

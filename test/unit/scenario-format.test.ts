@@ -67,37 +67,26 @@ describe('the scenario format, key by key, as Claude Code would write it', () =>
     expect(patchOf('same\n', 'same\n')).toEqual([]);
   });
 
-  test('keys with nothing to generate from on this branch are reported, by path and reason, never dropped', () => {
+  test("keys of a runtime aszcol does not collect are reported, by path and reason, never dropped; the plugin's keys are generated", () => {
     const scn = parseScenario(
       {
         langchain: { project: 'x' },
         langsmith: true,
         steps: [
           { input: 'go' },
-          {
-            call: {
-              tool: {
-                name: 'Bash',
-                input: { command: 'sed -i s/a/b/ f' },
-                result: 'ok',
-                changes: [{ path: 'f', before: 'a', after: 'b' }],
-                execution: { server: 'docs', source: 'plugin', duration: '20ms' },
-              },
-            },
-          },
+          { call: { tool: { name: 'Bash', input: { command: 'sed -i s/a/b/ f' }, result: 'ok', changes: [{ path: 'f', before: 'a', after: 'b' }] } } },
+          { call: { tool: { name: 'mcp__docs__find', input: {}, result: 'found', execution: { server: 'docs', source: 'project', duration: '20ms' } } } },
         ],
       },
       'reported',
     );
-    expect(scn.ignored.map((i) => i.path)).toEqual([
-      'reported.langchain',
-      'reported.langsmith',
-      'reported.steps[1].call.tool.execution',
-      'reported.steps[1].call.tool.changes',
+    expect(scn.ignored.map((i) => i.path)).toEqual(['reported.langchain', 'reported.langsmith']);
+    expect(scn.ignored.every((i) => i.reason.startsWith('runtime not supported'))).toBe(true);
+    // What only the plugin sees of these two calls is what the build writes for them.
+    expect(generate(scn, { at: 0 }).plugin.map((c) => [c.tool.name, c.toolUseId])).toEqual([
+      ['Bash', 's2-tool'],
+      ['mcp__docs__find', 's3-tool'],
     ]);
-    expect(scn.ignored[0]!.reason).toMatch(/^runtime not supported/);
-    expect(scn.ignored[1]!.reason).toMatch(/^runtime not supported/);
-    expect(scn.ignored[3]!.reason).toContain('Bash');
   });
 
   test('an Edit names exactly one file, and a change is {path, before, after}', () => {

@@ -21,6 +21,8 @@ import {
 } from '../../src/scenario/properties.js';
 import { ScenarioRoot, type Format } from '../../src/scenario/run.js';
 import { withoutChanges } from '../../src/scenario/changes-check.js';
+import { repackKeepsStructure } from '../../src/scenario/repack-check.js';
+import { providerBodiesRebuild } from '../../src/scenario/provider-body-check.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 import { listRounds } from '../../src/storage/chain.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
@@ -36,6 +38,18 @@ const SCENARIO = {
     { input: 'run the build' },
     { call: { text: 'Building.', tool: { id: 't1', name: 'Bash', input: { command: 'make' }, result: { text: 'built' } } } },
     { call: { agent: { name: 'helper', prompt: 'check it', steps: [{ call: { text: 'Checked.' } }], notify: true } } },
+    // An MCP call the aszcol plugin's hooks observed: which server, where it is configured, how long it took.
+    {
+      call: {
+        tool: {
+          id: 'm1',
+          name: 'mcp__status__lookup',
+          input: { service: 'api' },
+          result: 'api: healthy',
+          execution: { server: 'status', source: 'project', duration: '35ms' },
+        },
+      },
+    },
     {
       call: {
         tool: {
@@ -82,6 +96,8 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     loseHelperTranscript(ctx);
   },
   immutable_rounds: (ctx) => writable(listRounds(ctx.dir, ctx.session)[0]!.path),
+  // The head round gone: the chain no longer covers its landed files, so re-deriving them writes a round.
+  bundle: (ctx) => rmSync(listRounds(ctx.dir, ctx.session).at(-1)!.path),
   // The head round's header counts a talk its frames do not hold.
   header_matches_fold: (ctx) => {
     const head = listRounds(ctx.dir, ctx.session).at(-1)!;
@@ -121,6 +137,10 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
   },
   every_line_a_record: (ctx) => {
     loseHelperTranscript(ctx);
+  },
+  // The build without executions differs in more than its executions (a step gone): the folds no longer agree.
+  executions_leave_the_fold: (ctx) => {
+    ctx.withoutExecutions = (scn) => ({ ...scn, steps: scn.steps.slice(0, -1) });
   },
   // The build without changes differs in more than its changes (a step gone): the folds no longer agree.
   changes_leave_the_fold: (ctx) => {
@@ -245,6 +265,30 @@ function check(expectation: unknown, scenario: unknown = SCENARIO, formats: Form
   return new ScenarioChecker(join(dir, 'case.yaml'), { formats }).run();
 }
 
+describe('provider bodies on a re-cut root', () => {
+  test('the repacked copy carries every body, and a body that does not rebuild there to what the runtime wrote is named as such', () => {
+    const ctx = builtRoot('claude-code');
+    const onCopy: string[] = [];
+    // Rebuilt on the re-cut root against the dump the scenario wrote: every body is there, moved, and rebuilds.
+    expect(
+      repackKeepsStructure(ctx.dir, ctx.session, (dest) => {
+        onCopy.push(
+          ...listLanded(dest, ctx.session)
+            .filter((l) => readSessionData(l.path).header.kind === 'provider_body')
+            .map((l) => l.rel),
+        );
+        return providerBodiesRebuild(dest, ctx.session, ctx.scn, ctx.at);
+      }),
+    ).toEqual([]);
+    expect(onCopy.length).toBeGreaterThan(listLanded(ctx.dir, ctx.session).filter((l) => readSessionData(l.path).header.kind === 'provider_body').length);
+    // Against another dump (a different answer in the scenario): the copy's bodies are not the runtime's bytes.
+    const other = parseScenario({ ...SCENARIO, steps: [...SCENARIO.steps.slice(0, -1), { call: { text: 'Built, checked, reported.' } }] }, 'props');
+    const broken = repackKeepsStructure(ctx.dir, ctx.session, (dest) => providerBodiesRebuild(dest, ctx.session, other, ctx.at));
+    expect(broken.length).toBeGreaterThan(0);
+    expect(broken.every((v) => v.where.startsWith('repack_keeps_structure: on the re-cut root: provider_bodies_rebuild'))).toBe(true);
+  });
+});
+
 describe('scenario check judges what an expectation names', () => {
   test('a property set false on a root where it holds fails the scenario, in each format', () => {
     const results = check({ properties: { header_matches_fold: false, cross_format: false, records_match: false } });
@@ -282,7 +326,7 @@ describe('scenario check judges what an expectation names', () => {
     }
   });
 
-  test('scenario keys the generator does not act on make the check incomplete with the reason', () => {
+  test('scenario keys the generator does not act on make the check incomplete with the reason; the changes of a Bash call are what the plugin sees', () => {
     const doc = {
       provider_bodies: true,
       system_prompt: 'You build things.',
@@ -294,9 +338,10 @@ describe('scenario check judges what an expectation names', () => {
         { call: { agent: { name: 'helper', prompt: 'p', system_prompt: 'You help.', steps: [{ call: { text: 'ok' } }] } } },
       ],
     };
+    // The Bash call's change is written as what the plugin's hooks see of it, so nothing is left unchecked.
     const [r] = check({}, doc, ['sd']);
-    expect(r!.status).toBe('incomplete');
-    expect(r!.unchecked.map((u) => u.split(' (')[0])).toEqual(['case.steps[1].call.tool.changes']);
+    expect(r!.unchecked).toEqual([]);
+    expect(r!.status).toBe('passed');
     // A system prompt and tools go only into provider bodies: without them they are reported, not dropped.
     const bare = parseScenario({ ...doc, provider_bodies: undefined, steps: doc.steps.slice(0, 1).concat(doc.steps.slice(2)) }, 'case');
     expect(bare.ignored.map((i) => i.path)).toEqual(['case.system_prompt', 'case.tools', 'case.steps[1].call.agent.system_prompt']);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CHECK_AT } from '../../src/scenario/check.js';
 import { generate } from '../../src/scenario/generate.js';
@@ -10,6 +10,7 @@ import { listLanded } from '../../src/storage/landed-files.js';
 import { PushState } from '../../src/storage/push-state.js';
 import { markerPath, readMarker, type RemovalPolicy } from '../../src/storage/scenario-marker.js';
 import { removeSentScenarioSessions } from '../../src/storage/scenario-removal.js';
+import { readSpool } from '../../src/storage/hook-spool.js';
 import { runCli } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
@@ -116,6 +117,47 @@ describe('a scenario session goes once all of it is sent', () => {
     recordAllSent(r);
     expect(pass(r, r.end + 86_400_000 - 1000).removed).toEqual([]);
     expect(pass(r, r.end + 86_400_000).removed).toEqual([r.session]);
+  });
+
+  test("the runtime's body dump of the session, its lines of the shared index, the plugin's observations and its sent metrics go too; another session's stay", () => {
+    const doc = {
+      provider_bodies: true,
+      steps: [
+        { input: 'status?' },
+        { call: { tool: { id: 'm1', name: 'mcp__status__get', input: {}, result: 'up', execution: { server: 'status', source: 'user' } } } },
+        { call: { text: 'It is up.' } },
+      ],
+    };
+    const scn = parseScenario(doc, 'removal-bodies');
+    const root = new ScenarioRoot(join(tempDir(), 'root'), 'claude-code', scn, CHECK_AT);
+    root.build();
+    root.parse();
+    const r = { dir: root.dir, session: generate(scn, { at: CHECK_AT }).session, end: 0, state: new PushState(root.dir) };
+    const dump = join(r.dir, '_source', 'asz', 'provider-bodies');
+    const bodies = readdirSync(dump).filter((n) => n !== 'index.jsonl');
+    expect(bodies.length).toBeGreaterThan(0);
+    expect(readMarker(markerPath(r.dir, r.session)).files.filter((f) => f.path.startsWith('asz/provider-bodies/'))).toHaveLength(bodies.length);
+    // Another session's call in the shared index, and derived metrics of both sessions, all sent.
+    const other = JSON.stringify({ session_id: 'another-session', request_id: 'req_other', message_id: 'msg_other' });
+    appendFileSync(join(dump, 'index.jsonl'), other + '\n');
+    mkdirSync(join(r.dir, '_metrics'), { recursive: true });
+    const mine = `_metrics/metrics-20260101T000000.000000000Z-000001-${r.session}-derived.pb`;
+    const theirs = '_metrics/metrics-20260101T000000.000000000Z-000002-another-session-derived.pb';
+    for (const f of [mine, theirs]) writeFileSync(join(r.dir, f), 'x');
+    recordAllSent(r);
+    r.state.record(
+      ENDPOINT,
+      [mine, theirs].map((rel) => ({ rel, digest: '0'.repeat(64) })),
+    );
+    expect(readSpool(r.dir, r.session).length).toBeGreaterThan(0);
+
+    expect(pass(r).removed).toEqual([r.session]);
+    expect(readdirSync(dump)).toEqual(['index.jsonl']);
+    expect(readFileSync(join(dump, 'index.jsonl'), 'utf8')).toBe(other + '\n');
+    expect(readSpool(r.dir, r.session)).toEqual([]);
+    expect(existsSync(join(r.dir, mine))).toBe(false);
+    expect(existsSync(join(r.dir, theirs))).toBe(true);
+    expect([...r.state.sent(ENDPOINT).keys()]).toEqual([theirs]);
   });
 
   test('an sd build is never marked', () => {

@@ -4,6 +4,7 @@
  */
 import type { Dropped, From, Part, SdRecord, Usage } from '../../formats/session-data/types.js';
 import { unknownPart } from '../../formats/session-data/parts.js';
+import { keepDataJson } from '../../formats/session-data/measured-data.js';
 import { AGENT_ID } from './paths.js';
 import { changeRecordOf } from './changes.js';
 
@@ -18,6 +19,11 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const utf8Len = (s: string) => Buffer.byteLength(s, 'utf8');
 const jsonLen = (v: unknown) => utf8Len(JSON.stringify(v) ?? '');
+/** A value's JSON and its length: a part that carries the value as `data` keeps the JSON for the writer (measured-data.ts). */
+const measure = (v: unknown) => {
+  const json = JSON.stringify(v) ?? '';
+  return { json, bytes: utf8Len(json) };
+};
 
 const SIGNATURE_WHY = 'a provider verifies it; a reader cannot read it';
 const CALLER_WHY = 'says who invoked the tool, always the model directly in the measured corpus';
@@ -65,7 +71,8 @@ function blockPart(block: unknown, dropped: Dropped[], toolUseResult: unknown, r
     case 'server_tool_use': {
       if (typeof block.id !== 'string') break;
       if (block.caller !== undefined) dropped.push({ what: 'tool_use caller', bytes: jsonLen(block.caller), why: CALLER_WHY });
-      const p: Part = { k: 'call', state: 'available', bytes: jsonLen(block.input ?? null), id: block.id, data: block.input ?? null };
+      const input = measure(block.input ?? null);
+      const p: Part = keepDataJson({ k: 'call', state: 'available', bytes: input.bytes, id: block.id, data: block.input ?? null }, input.json);
       if (typeof block.name === 'string') p.name = block.name;
       return p;
     }
@@ -114,7 +121,9 @@ function changePart(parts: Part[], tur: unknown, cwd: string | undefined): Part 
   const result = parts.find((p) => p.k === 'result' && p.of !== undefined && p.data === tur);
   if (!result?.of) return undefined;
   const rec = changeRecordOf(result.of, tur, cwd);
-  return rec ? { k: 'data', state: 'available', bytes: jsonLen(rec), of: result.of, data: rec } : undefined;
+  if (!rec) return undefined;
+  const m = measure(rec);
+  return keepDataJson({ k: 'data', state: 'available', bytes: m.bytes, of: result.of, data: rec }, m.json);
 }
 
 const TYPE_FROM: Record<string, From> = { assistant: 'agent', user: 'external', system: 'runtime', attachment: 'runtime' };
@@ -257,9 +266,11 @@ export function convertTranscriptLine(line: Buffer): Converted {
     } else r.parts.push(unknownPart(JSON.stringify(c), 'message content that is neither a string nor a list'));
   } else if (type === 'attachment' && att) {
     const text = typeof att.text === 'string' ? att.text : typeof att.content === 'string' ? att.content : undefined;
-    r.parts.push(
-      text !== undefined ? { k: 'text', state: 'available', bytes: utf8Len(text), text } : { k: 'data', state: 'available', bytes: jsonLen(att), data: att },
-    );
+    if (text !== undefined) r.parts.push({ k: 'text', state: 'available', bytes: utf8Len(text), text });
+    else {
+      const m = measure(att);
+      r.parts.push(keepDataJson({ k: 'data', state: 'available', bytes: m.bytes, data: att }, m.json));
+    }
   } else {
     // System records and the runtime's own bookkeeping (api-request, queue-operation, …) travel whole.
     r.parts.push({ k: 'data', state: 'available', bytes: line.length, data: o });

@@ -46,7 +46,8 @@ export interface HookObservation {
   stream: string;
   tool?: string;
   tool_name?: string;
-  mcp?: { server?: string; tool: string };
+  /** The server and tool an `mcp__<server>__<tool>` name names; `source` is where Claude Code's configuration of the server is (mcp-server-source.ts). */
+  mcp?: { server?: string; tool: string; source?: 'local' | 'project' | 'user' };
   outcome?: ExecutionOutcome;
   /** The runtime's own measure around the call (PostToolUse, PostToolUseFailure). */
   duration_ms?: number;

@@ -12,6 +12,9 @@ import { resourceAttributes, runtimeOfAdapter, scope, type Identity } from '../.
 import { readFirstLine } from '../../storage/first-line.js';
 import { describeLanded, describeRound, UnsendableFileError, type OutFile } from './records.js';
 import { ScratchBuffer } from '../../util/scratch-buffer.js';
+import { claudeCodeWithheldContent } from '../../adapters/claude-code/withheld-content.js';
+import type { WithholdCategory } from '../../formats/view/withhold.js';
+import { withheldFileAttributes, withholdingPolicyAttributes, withholdLandedFile } from './withhold-file.js';
 
 export interface BatchFile {
   rel: string;
@@ -28,6 +31,8 @@ export interface BuiltBatch {
   gone: number;
   /** Files that cannot be sent, and why. */
   failures: { rel: string; error: string }[];
+  /** Landed files sent less what `hide` withholds, and the records altered in them. */
+  withheld: { files: number; records: number };
 }
 
 /** What a pass learns about sessions while it builds requests; new for each pass. */
@@ -98,8 +103,14 @@ function readInto(path: string, at: number): { start: number; end: number } {
   }
 }
 
-export function buildLogsBatch(files: BatchFile[], identity: Identity, facts: SessionFacts, observedNs: bigint): BuiltBatch {
-  const out: BuiltBatch = { files: [], fileBytes: 0, gone: 0, failures: [] };
+export function buildLogsBatch(
+  files: BatchFile[],
+  identity: Identity,
+  facts: SessionFacts,
+  observedNs: bigint,
+  hide: readonly WithholdCategory[] = [],
+): BuiltBatch {
+  const out: BuiltBatch = { files: [], fileBytes: 0, gone: 0, failures: [], withheld: { files: 0, records: 0 } };
   const spans: { start: number; end: number }[] = [];
   let at = 0;
   for (const f of files) {
@@ -115,13 +126,15 @@ export function buildLogsBatch(files: BatchFile[], identity: Identity, facts: Se
   }
   // Described only once every file is in place: growing the scratch buffer would move earlier ones.
   const described: OutFile[] = [];
+  const hidden = new Set(hide);
+  const policy = withholdingPolicyAttributes(hide);
   const scratch = batchReadScratch.take(at, at);
   files.forEach((f, i) => {
     const s = spans[i]!;
     if (s.start < 0) return;
     const bytes = scratch.subarray(s.start, s.end);
     try {
-      described.push(f.format === 'sd' ? describeLanded(f.rel, bytes) : describeRound(f.rel, bytes));
+      described.push(f.format === 'sd' ? withheld(describeLanded(f.rel, bytes), hidden, out) : describeRound(f.rel, bytes));
     } catch (err) {
       if (!(err instanceof UnsendableFileError)) throw err;
       out.failures.push({ rel: f.rel, error: err.reason });
@@ -135,10 +148,24 @@ export function buildLogsBatch(files: BatchFile[], identity: Identity, facts: Se
     let g = groups.get(service);
     if (!g) groups.set(service, (g = { resource: resourceAttributes(identity, service), scope: scope(), items: [] }));
     const timeNs = f.timeNs ?? (f.format === 'sd' ? facts.latestOf(f.session) : undefined);
-    g.items.push({ body: f.bytes, timeNs, observedNs, attributes: f.attributes });
-    out.files.push({ rel: f.rel, digest: f.digest });
+    g.items.push({ body: f.bytes, timeNs, observedNs, attributes: policy.length ? [...f.attributes, ...policy] : f.attributes });
+    // push.state records the landed file's digest, withheld or not: what was sent is the file on disk, less the categories.
+    out.files.push({ rel: f.rel, digest: f.landedDigest ?? f.digest });
     out.fileBytes += f.bytes.length;
   }
   out.body = encodeLogsRequest([...groups.values()]);
   return out;
+}
+
+/**
+ * A landed file as it travels under `hide`: unchanged when nothing in it is withheld, else the
+ * withheld body described anew (its digest is the body's) with what was taken out appended.
+ */
+function withheld(f: OutFile, hide: ReadonlySet<WithholdCategory>, out: BuiltBatch): OutFile {
+  const w = withholdLandedFile(f.bytes, hide, claudeCodeWithheldContent);
+  if (!w) return f;
+  out.withheld.files++;
+  out.withheld.records += w.records;
+  const sent = describeLanded(f.rel, w.bytes);
+  return { ...sent, landedDigest: f.digest, attributes: [...sent.attributes, ...withheldFileAttributes(w, { digest: f.digest, bytes: f.bytes.length })] };
 }

@@ -23,7 +23,7 @@ export function formatPush(r: PushReport): string {
   if (r.skipped) return `push ${r.endpoint}: skipped (${r.skipped})${when}${spool ? `; ${spool}` : ''}`;
   return (
     `push ${r.endpoint}: logs ${r.logs.files} file(s) ${r.logs.bytes} byte(s) in ${r.logs.requests} request(s), metrics ${r.metrics.files} file(s) in ${r.metrics.requests} request(s),` +
-    ` wire ${r.wireBytes} byte(s)${r.rejected.files ? `, rejected ${r.rejected.items} item(s) in ${r.rejected.files} file(s) (taken, not resent)` : ''}${r.splits ? `, split ${r.splits} request(s) the receiver found too large` : ''}, pending ${r.pending}, paused=${(r.pausedMs / 1000).toFixed(3)}s${r.stoppedBy ? ` stopped_by=${r.stoppedBy}` : ''}${when}, problems ${r.problems.length} (${r.durationMs} ms)` +
+    ` wire ${r.wireBytes} byte(s)${r.withheld.files ? `, withheld ${r.withheld.records} record(s) in ${r.withheld.files} file(s)` : ''}${r.rejected.files ? `, rejected ${r.rejected.items} item(s) in ${r.rejected.files} file(s) (taken, not resent)` : ''}${r.splits ? `, split ${r.splits} request(s) the receiver found too large` : ''}, pending ${r.pending}, paused=${(r.pausedMs / 1000).toFixed(3)}s${r.stoppedBy ? ` stopped_by=${r.stoppedBy}` : ''}${when}, problems ${r.problems.length} (${r.durationMs} ms)` +
     (spool ? `; ${spool}` : '')
   );
 }
@@ -93,6 +93,7 @@ export class OtlpExporterComponent implements Component {
       metrics: inMetrics,
       batch_bytes: this.cfg.batchBytes,
       max_bytes_per_minute: this.cfg.maxBytesPerMinute,
+      hide: this.cfg.hide?.length ? { categories: this.cfg.hide, from: this.cfg.hideFrom ?? 'this exporter' } : 'nothing',
       ...(inMetrics
         ? {
             spool_retention: this.cfg.spoolRetention.enabled
@@ -153,6 +154,8 @@ export class OtlpExporterComponent implements Component {
         wire_bytes: r.wireBytes,
         rejected_files: r.rejected.files,
         rejected_items: r.rejected.items,
+        withheld_files: r.withheld.files,
+        withheld_records: r.withheld.records,
         pending: r.pending,
         paused_ms: Math.round(r.pausedMs),
         ...spoolCounts,

@@ -24,12 +24,15 @@
  *       enabled: true              # false: never remove one
  *       keep: 0s                   # how long a sent file stays after it was spooled: 90m, 24h, 7d
  *       ignore_receivers: []       # receivers push.state names that no longer take metrics from this root
+ *     hide: []                     # content kept off the wire (withhold-file.ts); absent: what extensions.view hides
  * ```
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../util/errors.js';
 import { bool, bytes, duration, join, mapping, parseEndpoint, str, strList, type Endpoint } from '../../config/reader.js';
 import { parseDurationOrDays } from '../../util/units.js';
+import { distinctNames } from '../../config/name-list.js';
+import { WITHHOLD_CATEGORIES, type WithholdCategory } from '../../formats/view/withhold.js';
 
 export type Protocol = 'grpc' | 'http';
 export type Compression = 'none' | 'gzip';
@@ -56,6 +59,13 @@ export interface OtlpExporterConfig {
   retryInitialMs: number;
   retryMaxMs: number;
   spoolRetention: SpoolRetentionConfig;
+  /**
+   * The content categories taken out of every landed file before it is sent. Undefined when the
+   * exporter names none: the service then takes the view's `hide` (service/export-withholding.ts).
+   */
+  hide?: WithholdCategory[];
+  /** Where an inherited `hide` came from (`extensions.view`), for the log; absent when the exporter set it. */
+  hideFrom?: string;
 }
 
 /** What becomes of a `_metrics/` spool file once every consumer took it. */
@@ -89,6 +99,7 @@ const KEYS = [
   'layer',
   'retry_on_failure',
   'spool_retention',
+  'hide',
 ] as const;
 
 /** A header name as HTTP allows it (a token); gRPC metadata keys are the lower-case form. */
@@ -182,6 +193,9 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
   const retryMaxMs = duration(rm.max_interval, join(rp, 'max_interval'), 300_000, { minMs: 1 });
   if (retryMaxMs < retryInitialMs) throw new ConfigError(join(rp, 'max_interval'), `must be at least initial_interval (${retryInitialMs}ms)`);
   const spoolRetention = validateSpoolRetention(m.spool_retention, join(path, 'spool_retention'));
+  // Absent (or null) is "not said here", which inherits; `[]` is "send everything", which does not.
+  const hide =
+    m.hide === undefined || m.hide === null ? undefined : distinctNames(m.hide, join(path, 'hide'), WITHHOLD_CATEGORIES, 'a category that can be withheld');
   const c: OtlpExporterConfig = {
     protocol,
     grpc,
@@ -202,6 +216,7 @@ export function validateOtlpExporterConfig(raw: unknown, path: string): OtlpExpo
     retryInitialMs,
     retryMaxMs,
     spoolRetention,
+    ...(hide ? { hide } : {}),
   };
   const own = endpointKey(c);
   const i = spoolRetention.ignoreReceivers.indexOf(own);

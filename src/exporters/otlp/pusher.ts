@@ -82,6 +82,8 @@ export interface PushReport {
   rejected: RejectedCounts;
   /** Requests cut in two after a receiver said they were too large. */
   splits: number;
+  /** Landed files taken by the receiver less what `hide` withholds, and the records altered in them. */
+  withheld: { files: number; records: number };
   /** Files still unsent after this pass (as planned at its start). */
   pending: number;
   /** How long the pass waited for the rate budget (ms). */
@@ -107,6 +109,7 @@ interface Batch {
   /** File bytes (the budget that cut the batch). */
   fileBytes: number;
   items: number;
+  withheld?: { files: number; records: number };
 }
 
 /** Every spooled metric is Claude Code's: received from its exporter, or derived from its transcripts. */
@@ -163,6 +166,7 @@ export class Pusher {
       wireBytes: 0,
       rejected: { files: 0, items: 0, reasons: [] },
       splits: 0,
+      withheld: { files: 0, records: 0 },
       pending: 0,
       pausedMs: 0,
       problems: [],
@@ -279,6 +283,10 @@ export class Pusher {
           counts.requests++;
           r.pending -= current.files.length;
           r.wireBytes += current.body.length;
+          if (current.withheld) {
+            r.withheld.files += current.withheld.files;
+            r.withheld.records += current.withheld.records;
+          }
           this.o.onSent?.(signal, current.items);
           if (outcome.rejected) {
             r.rejected.files += current.files.length;
@@ -376,11 +384,12 @@ export class Pusher {
         identity: this.identity,
         observedNs: nowNs(),
         files: chosen.map((f) => ({ rel: f.rel, path: f.path, format: f.format as 'sd' | 'sf' })),
+        hide: this.o.cfg.hide ?? [],
       });
       r.pending -= b.gone;
       for (const x of b.failures) skip(x.rel, x.error);
       if (!b.body) return undefined;
-      return { signal, planned: chosen, files: b.files, body: b.body, fileBytes: b.fileBytes, items: b.files.length };
+      return { signal, planned: chosen, files: b.files, body: b.body, fileBytes: b.fileBytes, items: b.files.length, withheld: b.withheld };
     }
     const raw: { rel: string; bytes: Buffer; digest: string }[] = [];
     for (const f of chosen) {

@@ -7,6 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import { buildLogsBatch, SessionFacts, type BatchFile, type BuiltBatch } from './batch.js';
 import type { Identity } from '../../otlp/identity.js';
+import type { WithholdCategory } from '../../formats/view/withhold.js';
 
 export interface BuildRequest {
   id: number;
@@ -16,6 +17,8 @@ export interface BuildRequest {
   identity: Identity;
   observedNs: bigint;
   files: BatchFile[];
+  /** What the exporter withholds from landed files (withhold-file.ts). */
+  hide: WithholdCategory[];
 }
 
 export type BuildReply = { id: number; batch: BuiltBatch } | { id: number; error: string };
@@ -35,7 +38,7 @@ if (parentPort) {
     try {
       const key = `${req.pass}\u0000${req.root}`;
       if (facts?.key !== key) facts = { key, facts: new SessionFacts(req.root) };
-      const batch = buildLogsBatch(req.files, req.identity, facts.facts, req.observedNs);
+      const batch = buildLogsBatch(req.files, req.identity, facts.facts, req.observedNs, req.hide);
       if (batch.body) batch.body = owned(batch.body);
       port.postMessage({ id: req.id, batch } satisfies BuildReply, batch.body ? [batch.body.buffer as ArrayBuffer] : []);
     } catch (err) {

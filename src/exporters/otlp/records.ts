@@ -20,6 +20,8 @@ export interface OutFile {
   bytes: Buffer;
   /** SHA-256 of the bytes, hex. */
   digest: string;
+  /** When the bytes are a landed file less what is withheld (withhold-file.ts): the landed file's SHA-256. */
+  landedDigest?: string;
   session: string;
   /** The adapter that produced the session (from a landed header), for the service name. */
   adapter: string | undefined;

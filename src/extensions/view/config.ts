@@ -1,7 +1,7 @@
-import { endpoint, formatEndpoint, join, mapping, str, strList } from '../../config/reader.js';
-import { ConfigError } from '../../util/errors.js';
+import { endpoint, formatEndpoint, join, mapping, str } from '../../config/reader.js';
+import { distinctNames } from '../../config/name-list.js';
 import { allowedHosts } from '../../component/http.js';
-import { WITHHOLD_CATEGORIES, isWithholdCategory, type WithholdCategory } from '../../formats/view/withhold.js';
+import { WITHHOLD_CATEGORIES, type WithholdCategory } from '../../formats/view/withhold.js';
 
 export interface ViewConfig {
   /** `host:port`, as the collector writes listen addresses; port 0 takes any free port. */
@@ -40,12 +40,5 @@ export function validateViewConfig(raw: unknown, path: string): ViewConfig {
 
 /** A `hide` list: known category names, each once; every error at the item's exact path. */
 export function withholdList(v: unknown, path: string): WithholdCategory[] {
-  const seen = new Set<string>();
-  return strList(v, path, []).map((name, i) => {
-    if (!isWithholdCategory(name))
-      throw new ConfigError(join(path, i), `"${name}" is not a category that can be withheld; one of ${WITHHOLD_CATEGORIES.join(', ')}`);
-    if (seen.has(name)) throw new ConfigError(join(path, i), `"${name}" is listed twice`);
-    seen.add(name);
-    return name;
-  });
+  return distinctNames(v, path, WITHHOLD_CATEGORIES, 'a category that can be withheld');
 }

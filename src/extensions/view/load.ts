@@ -19,6 +19,7 @@ import { listLanded } from '../../storage/landed-files.js';
 import { AszError } from '../../util/errors.js';
 import type { RecordReader, ViewInput } from '../../formats/view/build.js';
 import type { ViewFile, ViewRound, ViewState } from '../../formats/view/types.js';
+import { SessionProviderBodies } from '../../storage/provider-body-files.js';
 
 /** No such conversation, or nothing in it can be shown. `status` is the HTTP answer. */
 export class ViewUnavailable extends AszError {
@@ -123,6 +124,13 @@ class Problems {
 
 class Landed implements RecordReader {
   readonly bySeq = new Map<number, { records: SdRecord[]; lane: string; digest: string }>();
+  /** The session's provider_body files, read again only when a body names earlier records. */
+  readonly bodyFiles: { seq: number; path: string }[] = [];
+  private bodies: SessionProviderBodies | undefined;
+  providerBody(seq: number, row: number): Buffer {
+    this.bodies ??= new SessionProviderBodies(this.bodyFiles);
+    return this.bodies.bodyAt(seq, row);
+  }
   record(seq: number, row: number): SdRecord | undefined {
     return this.bySeq.get(seq)?.records[row - 1];
   }
@@ -282,6 +290,7 @@ export function loadViewInput(root: string, conversation: string): ViewInput {
     try {
       const r = readLandedBytes(l.path, bytes);
       file.kind = r.header.kind;
+      if (r.header.kind === 'provider_body') landed.bodyFiles.push({ seq: l.seq, path: l.path });
       if (r.header.seq !== l.seq) problems.mismatch(`${l.rel}: header seq ${r.header.seq} differs from the name's ${l.seq}`);
       else file.verified = true;
       records = r.records;

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { contextChange, describeRequest, describeResponse } from '../../adapters/claude-code/request-manifest.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import { bodyText } from '../../formats/session-data/inline-provider-body.js';
+import { refersToEarlier } from '../../formats/session-data/provider-body.js';
+import { SessionProviderBodies } from '../../storage/provider-body-files.js';
 import type { SdRecord } from '../../formats/session-data/types.js';
 import { buildView, type RecordReader, type ViewInput } from '../../formats/view/build.js';
 import type { ContextChange, InputManifest, OutputManifest, ViewPrompt, ViewProviderBody } from '../../formats/view/prompt.js';
@@ -26,6 +28,8 @@ export interface CallPrompt {
 }
 
 type Reader = (ref: ViewProviderBody['ref']) => SdRecord | undefined;
+/** A body whose record names earlier ones, rebuilt from the session's files; throws saying why not. */
+type BodyReader = (ref: ViewProviderBody['ref']) => Buffer;
 
 function* walk(nodes: ViewNode[]): Generator<ViewNode> {
   for (const n of nodes) {
@@ -43,7 +47,7 @@ function bodiesOf(n: ViewNode): ViewProviderBody[] {
 }
 
 /** One call's bodies, read and described; what could not be read says why. */
-function readCall(n: ViewNode, read: Reader): { request?: InputManifest; response?: OutputManifest; problems: string[] } {
+function readCall(n: ViewNode, read: Reader, readBody?: BodyReader): { request?: InputManifest; response?: OutputManifest; problems: string[] } {
   const out: { request?: InputManifest; response?: OutputManifest; problems: string[] } = { problems: [] };
   for (const b of bodiesOf(n)) {
     const at = `${b.role} body at ${b.ref.seq}/${b.ref.row}`;
@@ -58,7 +62,14 @@ function readCall(n: ViewNode, read: Reader): { request?: InputManifest; respons
       out.problems.push(`${at}: no such landed record`);
       continue;
     }
-    const rebuilt = bodyText(rec);
+    let rebuilt = bodyText(rec);
+    if ('problem' in rebuilt && readBody && refersToEarlier(rec)) {
+      try {
+        rebuilt = { body: readBody(b.ref).toString('utf8') };
+      } catch (err) {
+        rebuilt = { problem: (err as Error).message };
+      }
+    }
     if ('problem' in rebuilt) {
       out.problems.push(`${at}: ${rebuilt.problem}`);
       continue;
@@ -84,11 +95,16 @@ function summaryOf(m: InputManifest): NonNullable<ViewPrompt['request']> {
 }
 
 /** Every call of the document in stream order, each with what its bodies say and the change from the stream's previous captured request. */
-function describeAll(doc: ViewDocument, read: Reader, each: (n: ViewNode, r: ReturnType<typeof readCall>, change?: ContextChange) => void): void {
+function describeAll(
+  doc: ViewDocument,
+  read: Reader,
+  readBody: BodyReader | undefined,
+  each: (n: ViewNode, r: ReturnType<typeof readCall>, change?: ContextChange) => void,
+): void {
   const previous = new Map<string, { id: string; request: InputManifest }>();
   for (const n of walk([...doc.talks, ...doc.loose])) {
     if (n.kind !== 'llm.call') continue;
-    const r = readCall(n, read);
+    const r = readCall(n, read, readBody);
     const stream = n.stream ?? '';
     const prev = previous.get(stream);
     const change = r.request && prev ? contextChange(prev.request, r.request, prev.id.replace(/^call\//, '')) : undefined;
@@ -103,6 +119,7 @@ export function addPrompts(doc: ViewDocument, records: RecordReader): void {
   describeAll(
     doc,
     (ref) => records.record(ref.seq, ref.row),
+    records.providerBody ? (ref) => records.providerBody!(ref.seq, ref.row) : undefined,
     (n, r, change) => {
       const bodies = bodiesOf(n);
       if (!bodies.length) return;
@@ -143,20 +160,28 @@ export function callPrompt(root: string, doc: ViewDocument, messageId: string): 
     if (!files.has(ref.seq)) files.set(ref.seq, readSessionData(path).records);
     return files.get(ref.seq)![ref.row - 1];
   };
+  const bodies = new SessionProviderBodies(
+    doc.files.filter((f) => f.kind === 'provider_body' && typeof f.seq === 'number').map((f) => ({ seq: f.seq!, path: join(root, f.file) })),
+  );
   let found: CallPrompt | undefined;
-  describeAll(doc, read, (n, r, change) => {
-    if (found || n.id !== `call/${messageId}`) return;
-    found = {
-      conversation: doc.conversation,
-      message_id: messageId,
-      ...(n.stream ? { stream: n.stream } : {}),
-      provider_bodies: bodiesOf(n),
-      ...(r.request ? { request: r.request } : {}),
-      ...(r.response ? { response: r.response } : {}),
-      ...(change ? { context_change: change } : {}),
-      problems: r.problems,
-    };
-  });
+  describeAll(
+    doc,
+    read,
+    (ref) => bodies.bodyAt(ref.seq, ref.row),
+    (n, r, change) => {
+      if (found || n.id !== `call/${messageId}`) return;
+      found = {
+        conversation: doc.conversation,
+        message_id: messageId,
+        ...(n.stream ? { stream: n.stream } : {}),
+        provider_bodies: bodiesOf(n),
+        ...(r.request ? { request: r.request } : {}),
+        ...(r.response ? { response: r.response } : {}),
+        ...(change ? { context_change: change } : {}),
+        problems: r.problems,
+      };
+    },
+  );
   return found;
 }
 

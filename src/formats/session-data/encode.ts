@@ -1,6 +1,7 @@
-import { createHash, hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import { HEADER_KEY_ORDER, RECORD_KEY_ORDER, SD_ENVELOPE, SD_SCHEMA, type Closing, type Header, type SdRecord } from './types.js';
 import { AszError } from '../../util/errors.js';
+import { encodeWithMeasured } from './measured-data.js';
 
 function ordered<T extends object>(value: T, order: readonly (keyof T)[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -31,12 +32,17 @@ export function encodeHeader(h: Omit<Header, 'h' | 'schema'>): string {
 }
 
 export function encodeRecord(r: SdRecord): string {
-  return JSON.stringify(ordered(r, RECORD_KEY_ORDER));
+  return encodeWithMeasured(r) ?? JSON.stringify(ordered(r, RECORD_KEY_ORDER));
 }
 
 /** Where a Session Data writer's bytes go: memory, or a write-once file on disk. */
 export interface ByteSink {
   write(text: string): void;
+  /**
+   * Writes `text` and a newline, feeding `digest` the UTF-8 bytes as written: a sink that encodes
+   * into its own buffer spares the writer a second encoding of every line just to hash it.
+   */
+  writeLine?(text: string, digest: Hash): void;
 }
 
 /**
@@ -55,6 +61,7 @@ export class SessionDataWriter {
   }
 
   private line(text: string): void {
+    if (this.sink.writeLine) return this.sink.writeLine(text, this.hash);
     // Strings go straight to the hash and the sink: no per-line buffer to allocate and collect.
     const withNewline = text + '\n';
     this.hash.update(withNewline, 'utf8');

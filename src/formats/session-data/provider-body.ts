@@ -7,7 +7,8 @@ import type { Part, SdRecord } from './types.js';
  * names the body (role, digest, size) and lists the segments that, joined in order, are its bytes:
  * `lit` (literal text), `part` (a part of this record), `piece` and `copy` (bytes an earlier record
  * holds). aszcol writes whole bodies as one `lit`, or one `unknown` part with `why` when a body is
- * not a JSON object; it reads `lit` and `part`, and says why when a body needs more.
+ * not a JSON object; `rebuildBody` reads `lit` and `part` from one record, and a body that names
+ * earlier ones is read with its session's files (provider-body-store.ts).
  */
 export const PROVIDER_BODY_SCHEMA = 'provider_body/1' as const;
 export type BodyRole = 'request' | 'response';
@@ -98,6 +99,11 @@ export function manifestOf(r: Pick<SdRecord, 'parts'>): ProviderBodyManifest | u
   if (!d || typeof d !== 'object' || d.schema !== PROVIDER_BODY_SCHEMA) return undefined;
   if (d.role !== 'request' && d.role !== 'response') return undefined;
   return d as ProviderBodyManifest;
+}
+
+/** Whether the body's segments name bytes of earlier records (`piece`, `copy`): it is rebuilt from its session's files (provider-body-store.ts). */
+export function refersToEarlier(r: Pick<SdRecord, 'parts'>): boolean {
+  return (manifestOf(r)?.segments ?? []).some((s) => (s.piece !== undefined && s.piece !== null) || (s.copy !== undefined && s.copy !== null));
 }
 
 export type Rebuilt = { body: string } | { problem: string };

@@ -39,6 +39,8 @@ export interface RecordReader {
   record(seq: number, row: number): SdRecord | undefined;
   /** The stream or run the file with this sequence was filed under: position orders only inside one. */
   lane(seq: number): string;
+  /** A provider body whose record names earlier ones (`piece`, `copy`), rebuilt from its session's files; throws saying why not. */
+  providerBody?(seq: number, row: number): Buffer;
 }
 
 export interface ViewInput {

@@ -17,6 +17,7 @@ import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import { FileLock } from '../../storage/lock.js';
 import { indexDir, readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
+import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
 import { removeDeadTemporaries } from '../../storage/write-once.js';
 import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
@@ -144,6 +145,8 @@ interface HeldSession {
   at: string;
   /** What landed this pass, for the index without reading it back. */
   fresh: FreshlyLanded[];
+  /** The session's directory held only the lock when it was taken: nothing to sweep, prune or read back. */
+  isNew: boolean;
 }
 
 /**
@@ -162,7 +165,8 @@ function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: Pass
     return undefined;
   }
   try {
-    sweepTemporaries(o.root, s.id);
+    const isNew = sessionIsNew(o.root, s.id);
+    if (!isNew) sweepTemporaries(o.root, s.id);
     const counter = new SequenceCounter(o.root, s.id);
     const firstSeq = counter.peek();
     const passNs = (o.clock ?? nowNs)();
@@ -217,7 +221,7 @@ function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: Pass
       }
       recordOutcome(report, src, outcome);
     }
-    return { id: s.id, lock, counter, firstSeq, listed, at, fresh };
+    return { id: s.id, lock, counter, firstSeq, listed, at, fresh, isNew };
   } catch (err) {
     report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
     lock.release();
@@ -233,13 +237,18 @@ function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: Pass
 function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: PassReport, state: SyncBatch): void {
   for (const h of held) {
     try {
-      markPruned(o.root, o.sourceRoot, h.id, h.listed, report);
-      // The index follows what landed; after a crash it catches up with every file above indexed_seq.
-      if ((readIndexState(o.root, h.id)?.indexedSeq ?? 0) < h.counter.peek() - 1) {
-        const { problems } = extendIndex(o.root, h.id, h.fresh, state);
-        for (const p of problems) report.errors.push({ where: join(o.root, h.id, 'index'), message: p });
+      if (h.isNew) {
+        // Every cursor and landed file in it is this pass's: none to prune, the index is what landed.
+        indexNewSession(o.root, h.id, h.fresh, state);
+      } else {
+        markPruned(o.root, o.sourceRoot, h.id, h.listed, report);
+        // The index follows what landed; after a crash it catches up with every file above indexed_seq.
+        if ((readIndexState(o.root, h.id)?.indexedSeq ?? 0) < h.counter.peek() - 1) {
+          const { problems } = extendIndex(o.root, h.id, h.fresh, state);
+          for (const p of problems) report.errors.push({ where: join(o.root, h.id, 'index'), message: p });
+        }
       }
-      if (h.counter.peek() !== h.firstSeq || !loadSessionState(o.root, h.id)) {
+      if (h.isNew || h.counter.peek() !== h.firstSeq || !loadSessionState(o.root, h.id)) {
         saveSessionState(o.root, h.id, { next_seq: h.counter.peek(), liveness: 'unknown', last_scan: h.at }, state);
       }
     } catch (err) {

@@ -1,0 +1,41 @@
+/**
+ * A session landed for the first time. Under its lock, a session directory that holds nothing
+ * but the lock file has no temporaries to sweep, no cursor to mark pruned, no index or state to
+ * read: a heavy user's first pass is mostly such sessions, and each of those checks is a few
+ * directory reads. What the pass lands into it is then all there is, so its index is built from
+ * memory without listing the files back.
+ */
+import { readdirSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import type { FreshlyLanded } from './fresh-index.js';
+import { saveIndex, type IndexedFile, type SessionIndex } from './index.js';
+import type { SyncBatch } from './sync-batch.js';
+import { sessionLockPath } from './layout.js';
+
+/** Whether the session's directory holds only its lock file: call under that lock, before anything lands. */
+export function sessionIsNew(root: string, session: string): boolean {
+  try {
+    const names = readdirSync(join(root, session));
+    return names.length === 1 && names[0] === basename(sessionLockPath(root, session));
+  } catch {
+    return false; // unreadable: the full path judges it
+  }
+}
+
+/**
+ * The index of a session whose landed files are exactly `fresh` (a new session under the lock held
+ * since `sessionIsNew`), staged in `batch`: the same index `extendIndex` builds after listing them.
+ */
+export function indexNewSession(root: string, session: string, fresh: FreshlyLanded[], batch?: SyncBatch): SessionIndex {
+  const ix: SessionIndex = { session, indexedSeq: 0, files: [], entries: [] };
+  for (const x of [...fresh].sort((a, b) => a.seq - b.seq)) {
+    const file: IndexedFile = { seq: x.seq, kind: x.kind, rel: relative(root, x.path).split('\\').join('/'), digest: x.digest, records: x.records };
+    if (x.stream) file.stream = x.stream;
+    if (x.batch) file.batch = x.batch;
+    ix.files.push(file);
+    for (const e of x.entries) ix.entries.push(e);
+    ix.indexedSeq = x.seq;
+  }
+  if (ix.files.length) saveIndex(root, ix, batch);
+  return ix;
+}

@@ -1,0 +1,102 @@
+/**
+ * A session landed for the first time takes a shorter path (issue 19): under its lock its
+ * directory holds only the lock, so nothing is swept, no cursor is checked for a pruned source and
+ * the index is built from what was landed, not listed back. The ground truth is the full path,
+ * forced by a session directory that already holds something (an empty `metrics/`): with the same
+ * clock both roots must hold the same files, byte for byte — landed files, cursors, index,
+ * session.state. A later pass that appends to a session goes down the full path and extends that index.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
+import { updateIndex } from '../../src/storage/index.js';
+import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { rec, writeLines } from '../helpers/transcript.js';
+
+afterAll(cleanupTemp);
+
+const sid = (i: number) => `5a1e0c3d-1111-4222-8333-${String(i).padStart(12, '0')}`;
+const agent = (i: number) => `a${String(i).padStart(16, '0')}`;
+const SESSIONS = 8;
+
+/** Sessions in two projects; every other one has a helper's transcript and its sidecar (a snapshot source). */
+function writeHistory(src: string): void {
+  for (let i = 0; i < SESSIONS; i++) {
+    const s = sid(i);
+    const project = join(src, `-home-me-p${i % 2}`);
+    writeLines(
+      join(project, `${s}.jsonl`),
+      Array.from({ length: 5 }, (_, j) => rec.user(s, `prompt ${j} of session ${i}: é 🧪`)),
+    );
+    if (i % 2 === 0) {
+      writeLines(join(project, s, 'subagents', `agent-${agent(i)}.jsonl`), [rec.user(s, 'helper task', { isSidechain: true, agentId: agent(i) })]);
+      writeLines(join(project, s, 'subagents', `agent-${agent(i)}.meta.json`), [{ agentType: 'general-purpose', description: 'helper' }]);
+    }
+  }
+}
+
+/** Every regular file under `root`, by its path relative to it, with its bytes. */
+function filesUnder(root: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else out.set(relative(root, join(d, e.name)), readFileSync(join(d, e.name)));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+const clock = () => 1_764_633_600_123_456_789n;
+const collect = (root: string, src: string) =>
+  new LocalCollector({ root, sourceRoot: src, filter: { include: [], exclude: [] }, maxDeltaBytes: 1 << 20, clock }).pass();
+
+describe('a session landed for the first time', () => {
+  test('lands the same bytes as the full path: files, cursors, index and session.state', () => {
+    const base = tempDir('aszcol-new-session-');
+    const src = join(base, 'projects');
+    writeHistory(src);
+    const fresh = join(base, 'fresh');
+    const full = join(base, 'full');
+    // Something already in each session's directory sends every session down the full path.
+    for (let i = 0; i < SESSIONS; i++) mkdirSync(join(full, sid(i), 'metrics'), { recursive: true });
+
+    const a = collect(fresh, src);
+    const b = collect(full, src);
+    expect(a.errors).toEqual([]);
+    expect(b.errors).toEqual([]);
+    expect(a.landedFiles).toBe(SESSIONS + SESSIONS); // each main transcript, each helper's transcript and sidecar
+    expect(b.landedFiles).toBe(a.landedFiles);
+
+    const got = filesUnder(fresh);
+    const want = filesUnder(full);
+    expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+    for (const [rel, bytes] of want) expect({ rel, same: got.get(rel)?.equals(bytes) }).toEqual({ rel, same: true });
+    expect([...got.keys()].filter((p) => p.endsWith('entries.bin'))).toHaveLength(SESSIONS);
+  });
+
+  test('its index is the one its landed files give, and a later pass extends it', () => {
+    const base = tempDir('aszcol-new-session-index-');
+    const src = join(base, 'projects');
+    const root = join(base, 'data');
+    writeHistory(src);
+    expect(collect(root, src).errors).toEqual([]);
+    const s = sid(1);
+    writeLines(join(src, '-home-me-p1', `${s}.jsonl`), [rec.user(s, 'one more')], { append: true });
+    const again = collect(root, src);
+    expect(again.errors).toEqual([]);
+    expect(again.landedFiles).toBe(1);
+    for (let i = 0; i < SESSIONS; i++) {
+      const dir = join(root, sid(i), 'index');
+      const written = readFileSync(join(dir, 'entries.bin'));
+      const state = readFileSync(join(dir, 'index.state'), 'utf8');
+      rmSync(dir, { recursive: true });
+      expect(updateIndex(root, sid(i)).problems).toEqual([]);
+      expect(readFileSync(join(dir, 'entries.bin')).equals(written)).toBe(true);
+      expect(readFileSync(join(dir, 'index.state'), 'utf8')).toBe(state);
+    }
+    expect(readFileSync(join(root, s, 'index', 'index.state'), 'utf8')).toMatch(/indexed_seq[ =:]+2/);
+  });
+});
