@@ -20,6 +20,8 @@ import { WITHHOLD_CATEGORIES, type WithholdCategory } from '../../formats/view/w
 const PROMPT_RECORDS = new Set(['queue-operation', 'last-prompt']);
 const REQUEST_RECORDS = new Set(['api-request', 'api-request-blob', 'api-request-shape']);
 const PROMPT_EVENTS = new Set(['claude_code.user_prompt']);
+/** Provider body events: the whole body inline (OTEL_LOG_RAW_API_BODIES=1), or the dump file's path (file:DIR), withheld like a dump. */
+const BODY_EVENTS = new Set(['claude_code.api_request_body', 'claude_code.api_response_body']);
 /** Files of the runtime's own export: one event or span per record, its attributes in the data part. */
 const OTLP_KINDS = new Set(['otlp_log', 'otlp_span']);
 /** Attributes of an event, a span or a span event whose value is content, by the category it is. */
@@ -55,7 +57,7 @@ export function claudeCodeWithheldContent(record: SdRecord, fileKind: string): W
     const d = p.data as Record<string, unknown>;
     const type = typeof d.type === 'string' ? d.type : undefined;
     const event = typeof d.event === 'string' ? d.event : undefined;
-    if (type && REQUEST_RECORDS.has(type)) return [...WITHHOLD_CATEGORIES];
+    if ((type && REQUEST_RECORDS.has(type)) || (event && BODY_EVENTS.has(event))) return [...WITHHOLD_CATEGORIES];
     if ((type && PROMPT_RECORDS.has(type)) || (event && PROMPT_EVENTS.has(event))) out.add('user_prompts');
     if (OTLP_KINDS.has(fileKind)) {
       attributeCategories(d.attributes, out);

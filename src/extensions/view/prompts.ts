@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import { contextChange, describeRequest, describeResponse } from '../../adapters/claude-code/request-manifest.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
-import { rebuildBody, refersToEarlier } from '../../formats/session-data/provider-body.js';
+import { bodyText } from '../../formats/session-data/inline-provider-body.js';
+import { refersToEarlier } from '../../formats/session-data/provider-body.js';
 import { SessionProviderBodies } from '../../storage/provider-body-files.js';
 import type { SdRecord } from '../../formats/session-data/types.js';
 import { buildView, type RecordReader, type ViewInput } from '../../formats/view/build.js';
@@ -61,7 +62,7 @@ function readCall(n: ViewNode, read: Reader, readBody?: BodyReader): { request?:
       out.problems.push(`${at}: no such landed record`);
       continue;
     }
-    let rebuilt = rebuildBody(rec);
+    let rebuilt = bodyText(rec);
     if ('problem' in rebuilt && readBody && refersToEarlier(rec)) {
       try {
         rebuilt = { body: readBody(b.ref).toString('utf8') };
@@ -73,6 +74,7 @@ function readCall(n: ViewNode, read: Reader, readBody?: BodyReader): { request?:
       out.problems.push(`${at}: ${rebuilt.problem}`);
       continue;
     }
+    if (rebuilt.partial) out.problems.push(`${at}: ${rebuilt.partial}`);
     const body = JSON.parse(rebuilt.body) as unknown;
     if (b.role === 'request') {
       const m = describeRequest(body);
@@ -140,8 +142,12 @@ export function addPrompts(doc: ViewDocument, records: RecordReader): void {
 /** How many bodies the session holds as of the fold, from the landed files the document lists. */
 function sessionBodies(doc: ViewDocument): number | undefined {
   const files = doc.files.filter((f) => f.kind === 'provider_body');
+  // Bodies sent inline as events live in otlp_log files among other events: those the calls list are counted.
+  const telemetrySeqs = new Set(doc.files.filter((f) => f.kind === 'otlp_log').map((f) => f.seq));
+  let inline = 0;
+  for (const n of walk([...doc.talks, ...doc.loose])) for (const b of bodiesOf(n)) if (telemetrySeqs.has(b.ref.seq)) inline++;
   // A file's lines are its header, its records and its closing line.
-  return files.length ? files.reduce((a, f) => a + Math.max(0, f.lines - 2), 0) : undefined;
+  return files.length || inline ? files.reduce((a, f) => a + Math.max(0, f.lines - 2), 0) + inline : undefined;
 }
 
 /** The whole manifest of one call, read from the landed files the document lists; undefined when the document has no such call. */

@@ -3,7 +3,7 @@
  * per tool use, and the conversation's totals. Pure: the rows restate what assembly's telemetry
  * join (stage 9) wrote into the nodes' attrs, and every figure names where it came from.
  */
-import type { ContextChange, ViewPrompt } from './prompt.js';
+import type { ContextChange, ViewPrompt, ViewProviderBody } from './prompt.js';
 import type { ViewDocument, ViewNode } from './types.js';
 
 export type FigureSource = 'event' | 'span' | 'transcript';
@@ -37,6 +37,8 @@ export interface CallRow {
   sources: Record<string, FigureSource>;
   unavailable?: string[];
   unavailable_reason?: string;
+  /** The bodies the manifest was read from, each with its form, and any copy set aside as a duplicate. */
+  provider_bodies?: ViewProviderBody[];
   /** What the call was sent and what came back, from its provider bodies; absent when none is captured. */
   manifest?: ViewPrompt;
   /** What changed in the context since the previous captured call of the same stream. */
@@ -160,6 +162,7 @@ export function callRows(doc: ViewDocument): CallRow[] {
         sources,
         unavailable: Array.isArray(a.unavailable) ? (a.unavailable as string[]) : undefined,
         unavailable_reason: str(a.unavailable_reason),
+        provider_bodies: n.provider_bodies,
         manifest: n.prompt,
         context_change: n.context_change,
       }),

@@ -60,4 +60,16 @@ export interface ViewPrompt {
 export interface ViewProviderBody {
   role: 'request' | 'response';
   ref: { seq: number; row: number };
+  /**
+   * Where the body came from: absent or `file` for the runtime's `file:` dump (whole), `inline` for an
+   * OTLP log event holding its text (OTEL_LOG_RAW_API_BODIES=1). Given whenever a copy was set aside.
+   */
+  form?: 'file' | 'inline';
+  /** Sent inline and cut short by the runtime (`body_truncated`): its manifest reads only what arrived. */
+  truncated?: true;
+  /**
+   * The same body landed again and not listed as a body of its own: `inline`, another copy of its
+   * text; `reference`, an OTLP event naming the dump file that holds it (`body_ref`).
+   */
+  duplicates?: { form: 'inline' | 'reference'; ref: { seq: number; row: number } }[];
 }
