@@ -8,9 +8,10 @@
  *
  * The order keeps every crash point safe: the build's source files first (its transcripts and its
  * raw API bodies, and its lines of the body dump's shared index, so nothing lands again), then the
- * landed files and the session's state, then the chain, the plugin's observations and the derived
- * metrics once sent, then push.state's lines for them (only once they are gone, as push-state.ts
- * asks), and the marker last, so a pass that stops midway finds the marker and finishes the job.
+ * landed files and the session's state, then the chain and the plugin's observations, then
+ * push.state's lines for them (only once they are gone, as push-state.ts asks), and the marker
+ * last, so a pass that stops midway finds the marker and finishes the job. Derived metrics are
+ * left to spool retention, which alone knows every consumer of the spool.
  */
 import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -92,15 +93,6 @@ function metricsSent(o: RemovalOptions, session: string): boolean {
     .every((n) => sent.has(`${METRICS_DIR}/${n}`));
 }
 
-/** The session's derived metrics spool files, when every one of them is recorded as sent to this pipeline's receiver; none otherwise. */
-function sentMetricsFiles(o: RemovalOptions, session: string): string[] {
-  const files = listDir(join(o.root, METRICS_DIR))
-    .filter((n) => DERIVED_NAME.exec(n)?.[3] === session)
-    .map((n) => `${METRICS_DIR}/${n}`);
-  const sent = o.state.sent(o.endpoint);
-  return files.every((f) => sent.has(f)) ? files : [];
-}
-
 /** Takes exactly these lines out of a file others share, atomically; the file goes when nothing is left in it. */
 function removeLines(path: string, lines: readonly string[]): void {
   if (!existsSync(path)) return;
@@ -153,11 +145,10 @@ export function removeSentScenarioSessions(o: RemovalOptions): RemovalReport {
     for (const shared of marker.shared_lines ?? []) removeLines(join(source, shared.path), shared.lines);
     rmSync(sessionDir(o.root, session), { recursive: true, force: true });
     rmSync(chainDir(o.root, session), { recursive: true, force: true });
-    // The plugin's observations of the session, and its derived metrics once each is recorded as sent: nothing of it is left to retention.
     rmSync(join(spoolDir(o.root), `${spoolName(session)}.jsonl`), { force: true });
-    const metrics = sentMetricsFiles(o, session);
-    for (const f of metrics) rmSync(join(o.root, f), { force: true });
-    o.state.forgetFiles(new Set([...s.files, ...metrics]));
+    // Its derived metrics stay for spool retention, which alone knows every consumer of the spool
+    // (a prometheus exporter may not have read them yet); their push.state lines stay with them.
+    o.state.forgetFiles(new Set(s.files));
     rmSync(markerPath(o.root, session), { force: true });
     report.removed.push(session);
   }
