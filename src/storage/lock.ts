@@ -3,25 +3,18 @@ import { dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { LockBusyError } from '../util/errors.js';
+import { processAlive } from '../util/process-alive.js';
+import { tempPath } from './write-once.js';
 
 /**
- * A cross-process lock file created with O_EXCL. Node has no flock(2), so liveness is judged
+ * A cross-process lock file, created whole (its holder written, then linked into place, so it is
+ * never seen empty). Node has no flock(2), so liveness is judged
  * by the holder's pid: a lock whose process is gone (on this host) is taken over. The takeover
  * moves the stale file aside by rename and checks that what it moved is the stale holder's,
  * so two processes that both found the lock stale cannot both end up holding it.
  */
 /** The longest pause between two tries of a waiting acquire. */
 const POLL_MS = 20;
-
-/** Whether a process with this pid exists on this host (signal 0 checks without sending anything). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
 
 export class FileLock {
   private held = false;
@@ -99,28 +92,38 @@ export class FileLock {
     }
   }
 
+  /**
+   * Creates the lock file with its holder already in it: the token goes into a file of our own,
+   * which is then hard-linked to the lock's name (EEXIST when held). Opening the lock with O_EXCL
+   * and writing after left a moment when another process read an empty holder, judged it stale,
+   * and took the lock too.
+   */
   private create(): boolean {
+    const mine = tempPath(this.path); // a name the sweep of a dead writer's leftovers knows
     let fd: number;
     try {
-      fd = openSync(this.path, 'wx', 0o644);
+      fd = openSync(mine, 'wx', 0o644);
+    } catch (err) {
+      throw namingPath(err as NodeJS.ErrnoException, this.path);
+    }
+    try {
+      try {
+        writeSync(fd, this.token);
+      } finally {
+        closeSync(fd);
+      }
+      linkSync(mine, this.path);
+      return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
       throw namingPath(err as NodeJS.ErrnoException, this.path);
-    }
-    try {
-      writeSync(fd, this.token);
-    } catch (err) {
-      // A lock file without its holder (a full disk) would look held by nobody we could check: remove it.
+    } finally {
       try {
-        unlinkSync(this.path);
+        unlinkSync(mine);
       } catch {
         /* gone */
       }
-      throw namingPath(err as NodeJS.ErrnoException, this.path);
-    } finally {
-      closeSync(fd);
     }
-    return true;
   }
 
   private readHolder(): string | undefined {

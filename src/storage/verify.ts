@@ -4,7 +4,7 @@ import { CONVERSATIONS } from './chain.js';
 import { readSessionData } from '../formats/session-data/decode.js';
 import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { loadCursor } from './cursor.js';
-import { processAlive } from './lock.js';
+import { processAlive } from '../util/process-alive.js';
 import { tempWriterPid } from './write-once.js';
 import { landedDirs, listDir, parseLandedName, isSessionEntryName } from './layout.js';
 import { listQuarantine, quarantineDir } from './quarantine.js';

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes, type Hash } from 'node:crypto';
 import { ScratchBuffer } from '../util/scratch-buffer.js';
-import { processAlive } from './lock.js';
+import { processAlive } from '../util/process-alive.js';
 
 /** A temporary name beside `final`, unique to this process and call (its pid in the name tells a leftover's owner). */
 export function tempPath(final: string): string {
