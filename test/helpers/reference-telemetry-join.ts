@@ -3,7 +3,8 @@
  * arrays per identifier. Kept only as the straightforward reference the columnar join in
  * src/assemble/stage9-telemetry.ts is compared with on randomized input; nothing in src uses it.
  */
-import { readObservation, type Observation } from '../../src/adapters/claude-code/otlp-figures.js';
+import { ATTRIBUTES, attemptStarts, EVENT_KINDS, num, SPAN_KINDS, str, type Observation } from '../../src/adapters/claude-code/otlp-figures.js';
+import type { Figures } from '../../src/storage/index-figures.js';
 import { entityId, type Ref } from '../../src/formats/session-flow/types.js';
 import { IsoTimes } from '../../src/util/iso-time.js';
 import { retriesOfCalls, type RetriedAttempt } from '../../src/assemble/call-retries.js';
@@ -11,6 +12,67 @@ import { addUnresolved, has, refOf, type AssemblyContext } from '../../src/assem
 import type { IndexEntry } from '../../src/storage/index.js';
 import type { ToolUse } from '../../src/assemble/stage4-tools.js';
 import { emitAuxiliaryStream } from '../../src/assemble/auxiliary-stream.js';
+
+/**
+ * The reference's reader, as first written (src reads into columns, observation-table.ts). Reads one index entry's figures (see storage/index-figures.ts) in one pass, own fields first;
+ * undefined when they are not an event or span of this runtime's. An event or span no join reads
+ * is named, not read.
+ */
+function readObservation(figures: Figures): Observation | undefined {
+  let o: Observation | undefined;
+  let isEvent = false,
+    spanNs: number | undefined,
+    events: string | undefined,
+    errorType: string | undefined,
+    spanId: string | undefined,
+    parentSpanId: string | undefined,
+    start: string | undefined,
+    end: string | undefined;
+  const n = figures.count;
+  let i = 0;
+  for (; i < n && figures.own(i); i++) {
+    const key = figures.key(i);
+    const value = figures.value(i);
+    if (key === 'event' || key === 'name') {
+      const name = str(value);
+      if (!name || o || (key === 'name' && isEvent)) continue;
+      isEvent = key === 'event';
+      const kind = (isEvent ? EVENT_KINDS[name] : SPAN_KINDS[name]) ?? 'other';
+      if (kind === 'other') return { kind, name };
+      o = { kind, name };
+    } else if (key === 'duration_ns') spanNs = num(value);
+    else if (key === 'events') events = str(value);
+    else if (key === 'span_id') spanId = str(value);
+    else if (key === 'parent_span_id') parentSpanId = str(value);
+    else if (key === 'start') start = str(value);
+    else if (key === 'end') end = str(value);
+  }
+  if (!o) return undefined;
+  for (; i < n; i++) {
+    const key = figures.key(i);
+    const to = ATTRIBUTES[key];
+    if (!to) {
+      if (key === 'error_type') errorType = str(figures.value(i));
+      continue;
+    }
+    const read = to[1](figures.value(i));
+    if (read !== undefined) (o as unknown as Record<string, unknown>)[to[0]] = read;
+  }
+  if (o.error === undefined && errorType !== undefined) o.error = errorType;
+  if (!isEvent) {
+    if (spanId) o.spanId = spanId;
+    if (parentSpanId) o.parentSpanId = parentSpanId;
+    if (start) o.start = start;
+    if (end) o.end = end;
+    // A span's own duration attribute is what the runtime measured; its start and end bound it.
+    if (o.durationMs === undefined && spanNs !== undefined) o.durationMs = spanNs / 1e6;
+    if (o.kind === 'call_span' && events) {
+      const starts = attemptStarts(events);
+      if (starts) o.attemptStarts = starts;
+    }
+  }
+  return o;
+}
 
 interface Seen extends Observation {
   at: Ref;

@@ -14,10 +14,10 @@ import {
 } from './otlp-figures.js';
 
 /**
- * Claude Code's events and spans as columns: one row per record, read with the same rules as
- * `readObservation` (otlp-figures.ts), but with no object per record: a join over tens of thousands
- * of events leaves a few typed arrays to the collector instead of one observation each (that
- * garbage was half of the join's cost). A column is made when its field is first written, and
+ * Claude Code's events and spans as columns: one row per record, with no object per record (the
+ * first reader made one each; it is kept as the tests' reference join): a join over tens of
+ * thousands of events leaves a few typed arrays to the collector instead of one observation each
+ * (that garbage was half of the join's cost). A column is made when its field is first written, and
  * strings go in small chunks: large JS arrays are costly to allocate (see util/chunked-list.ts).
  */
 
@@ -225,7 +225,7 @@ export class ObservationTable {
     return this.attempts.get(r);
   }
 
-  /** One row as the observation `readObservation` gives, for the few places that want an object. */
+  /** One row as an `Observation` object, for the few places that want one. */
   observation(r: number): Observation {
     const o: Observation = { kind: this.kind(r), name: this.name(r) };
     const w = o as unknown as Record<string, unknown>;

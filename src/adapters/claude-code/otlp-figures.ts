@@ -1,4 +1,4 @@
-import type { Figures, FigureValue } from '../../storage/index-figures.js';
+import type { FigureValue } from '../../storage/index-figures.js';
 
 /**
  * Claude Code's telemetry figures → a runtime-neutral observation assembly can join. Only the
@@ -113,67 +113,6 @@ export const ATTRIBUTES: Record<string, [Settable, (v: FigureValue) => string | 
   'anthropic.mcp.server.name': ['mcpServer', str],
   query_source: ['querySource', str],
 };
-
-/**
- * Reads one index entry's figures (see storage/index-figures.ts) in one pass, own fields first;
- * undefined when they are not an event or span of this runtime's. An event or span no join reads
- * is named, not read.
- */
-export function readObservation(figures: Figures): Observation | undefined {
-  let o: Observation | undefined;
-  let isEvent = false,
-    spanNs: number | undefined,
-    events: string | undefined,
-    errorType: string | undefined,
-    spanId: string | undefined,
-    parentSpanId: string | undefined,
-    start: string | undefined,
-    end: string | undefined;
-  const n = figures.count;
-  let i = 0;
-  for (; i < n && figures.own(i); i++) {
-    const key = figures.key(i);
-    const value = figures.value(i);
-    if (key === 'event' || key === 'name') {
-      const name = str(value);
-      if (!name || o || (key === 'name' && isEvent)) continue;
-      isEvent = key === 'event';
-      const kind = (isEvent ? EVENT_KINDS[name] : SPAN_KINDS[name]) ?? 'other';
-      if (kind === 'other') return { kind, name };
-      o = { kind, name };
-    } else if (key === 'duration_ns') spanNs = num(value);
-    else if (key === 'events') events = str(value);
-    else if (key === 'span_id') spanId = str(value);
-    else if (key === 'parent_span_id') parentSpanId = str(value);
-    else if (key === 'start') start = str(value);
-    else if (key === 'end') end = str(value);
-  }
-  if (!o) return undefined;
-  for (; i < n; i++) {
-    const key = figures.key(i);
-    const to = ATTRIBUTES[key];
-    if (!to) {
-      if (key === 'error_type') errorType = str(figures.value(i));
-      continue;
-    }
-    const read = to[1](figures.value(i));
-    if (read !== undefined) (o as unknown as Record<string, unknown>)[to[0]] = read;
-  }
-  if (o.error === undefined && errorType !== undefined) o.error = errorType;
-  if (!isEvent) {
-    if (spanId) o.spanId = spanId;
-    if (parentSpanId) o.parentSpanId = parentSpanId;
-    if (start) o.start = start;
-    if (end) o.end = end;
-    // A span's own duration attribute is what the runtime measured; its start and end bound it.
-    if (o.durationMs === undefined && spanNs !== undefined) o.durationMs = spanNs / 1e6;
-    if (o.kind === 'call_span' && events) {
-      const starts = attemptStarts(events);
-      if (starts) o.attemptStarts = starts;
-    }
-  }
-  return o;
-}
 
 /** The `gen_ai.request.attempt` events of an `llm_request` span: each attempt's number and start. */
 export function attemptStarts(eventsJson: string): { attempt: number; at: string }[] | undefined {
