@@ -8,7 +8,7 @@
  * mock's own copy of every request body it received (`--log-bodies`) and its request log.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
 import type { CallsAnswer } from '../../src/extensions/view/figures-api.js';
@@ -17,7 +17,7 @@ import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { bodyText } from '../../src/formats/session-data/inline-provider-body.js';
 import { manifestOf } from '../../src/formats/session-data/provider-body.js';
 import type { SdRecord } from '../../src/formats/session-data/types.js';
-import { labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
+import { ageUnfinishedBodies, labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
@@ -34,15 +34,6 @@ describe('provider bodies from the real CLI in two forms at once: one body per c
   let dumped = '';
   let inline = '';
   let truth: LoggedRequest[] = [];
-  let unfinished: string[] = [];
-  const isJson = (text: string) => {
-    try {
-      JSON.parse(text);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   const cli = async <T>(args: string[]) => {
     const r = await runCli([...args, '--config', config]);
     expect(r.stderr).toBe('');
@@ -89,8 +80,7 @@ describe('provider bodies from the real CLI in two forms at once: one body per c
     }
     // The runtime can exit before it finishes its last body file: such a body lands whole as unreadable once it has
     // settled. Age them so this pass lands them (lab-provider-bodies.test.ts does the same).
-    unfinished = readdirSync(raw).filter((n) => n.endsWith('.json') && !isJson(readFileSync(join(raw, n), 'utf8')));
-    for (const n of unfinished) utimesSync(join(raw, n), new Date(Date.now() - 600_000), new Date(Date.now() - 600_000));
+    ageUnfinishedBodies(raw);
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     const p = await runCli(['parse', '--config', config]);
     expect(p.stderr).toBe('');

@@ -13,7 +13,7 @@ import type { CallsAnswer } from '../../src/extensions/view/figures-api.js';
 import type { ViewDocument } from '../../src/formats/view/types.js';
 import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { manifestOf, rebuildBody } from '../../src/formats/session-data/provider-body.js';
-import { labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
+import { ageUnfinishedBodies, labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
@@ -39,14 +39,6 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
   let second = '';
   let truth: MockLine[] = [];
   let unfinished: string[] = [];
-  const isJson = (text: string) => {
-    try {
-      JSON.parse(text);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   const calls = async (id: string) => {
     const r = await runCli(['conversation', id, '--calls', '--json', '--config', config]);
     expect(r.stderr).toBe('');
@@ -96,8 +88,7 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
     );
     // The runtime can exit before it finishes writing its last body (an empty file, its index line never written): such a
     // body waits for the settle time, then lands whole as unreadable. Age them as the cut one so this pass lands them.
-    unfinished = readdirSync(raw).filter((n) => n.endsWith('.json') && n !== 'cut-short.request.json' && !isJson(readFileSync(join(raw, n), 'utf8')));
-    for (const n of unfinished) utimesSync(join(raw, n), new Date(Date.now() - 600_000), new Date(Date.now() - 600_000));
+    unfinished = ageUnfinishedBodies(raw, (n) => n === 'cut-short.request.json');
     const c = await runCli(['collect', '--once', '--json', '--config', config]);
     expect(c.stderr).toBe('');
     // Every body file lands, the cut one as unreadable: a response whose index line the runtime had not written is claimed by its message id.

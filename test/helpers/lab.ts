@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, utimesSync } from 'node:fs';
 import { SHARED } from './cli.js';
 
 export interface LabRun {
@@ -62,4 +62,24 @@ export function readRequestLog(path: string): LoggedRequest[] {
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as LoggedRequest);
+}
+
+/**
+ * The runtime can exit before it finishes its last raw body (an empty or cut file, no index line).
+ * Ages each such file of `rawDir` (but those `keep` names) ten minutes, so the collector's wait
+ * for it is over and it lands as unreadable; returns their names.
+ */
+export function ageUnfinishedBodies(rawDir: string, keep: (name: string) => boolean = () => false): string[] {
+  const readable = (text: string) => {
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const unfinished = readdirSync(rawDir).filter((n) => n.endsWith('.json') && !keep(n) && !readable(readFileSync(join(rawDir, n), 'utf8')));
+  const longAgo = new Date(Date.now() - 600_000);
+  for (const n of unfinished) utimesSync(join(rawDir, n), longAgo, longAgo);
+  return unfinished;
 }
