@@ -4,12 +4,12 @@
  * the same document. Verification (rounds, files) is done by whoever reads the disk and handed
  * in as content, never thrown.
  */
-import type { Fold } from '../session-flow/fold.js';
 import type { EntityFrame, Ref } from '../session-flow/types.js';
 import { STRUCTURE_KINDS } from '../session-flow/types.js';
 import type { SdRecord } from '../session-data/types.js';
 import { mergeByTime, type Placed } from './order.js';
 import { telemetrySummary } from './figures.js';
+import type { ViewInput } from './input.js';
 import { nodeText, partText, recordText } from './text.js';
 import {
   MAX_TREE_DEPTH,
@@ -18,13 +18,10 @@ import {
   type Edge,
   type OpenedBy,
   type ViewDocument,
-  type ViewFile,
   type ViewNode,
   type ViewRef,
   type ViewRelation,
-  type ViewRound,
   type ViewSegment,
-  type ViewState,
   type ViewStream,
   type ViewUnresolved,
   type ViewUsage,
@@ -34,28 +31,7 @@ type NodeFrame = Extract<EntityFrame, { t: 'node' }>;
 type RelFrame = Extract<EntityFrame, { t: 'relation' }>;
 type UnresFrame = Extract<EntityFrame, { t: 'unresolved' }>;
 
-/** Landed records by address. The builder never opens a file. */
-export interface RecordReader {
-  record(seq: number, row: number): SdRecord | undefined;
-  /** The stream or run the file with this sequence was filed under: position orders only inside one. */
-  lane(seq: number): string;
-  /** A provider body whose record names earlier ones (`piece`, `copy`), rebuilt from its session's files; throws saying why not. */
-  providerBody?(seq: number, row: number): Buffer;
-}
-
-export interface ViewInput {
-  conversation: string;
-  /** The chain as far as it folds. */
-  fold: Fold;
-  rounds: ViewRound[];
-  files: ViewFile[];
-  /** What verification found, one line each; `state` says how bad. */
-  problems: string[];
-  state: ViewState;
-  records: RecordReader;
-  /** Landed records filed under each stream, by stream name. */
-  recordsByStream?: Map<string, number>;
-}
+export type { RecordReader, ViewInput } from './input.js';
 
 /** Kinds whose node stands on no one part: they show no text and copy no flags. */
 const NO_TEXT_KINDS: ReadonlySet<string> = new Set([...STRUCTURE_KINDS, 'llm.call']);
