@@ -7,15 +7,15 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { assemble } from '../../src/assemble/assemble.js';
-import { convertTranscriptLine } from '../../src/adapters/claude-code/dialect.js';
 import { otlpLogRecordToSd } from '../../src/adapters/claude-code/otlp-dialect.js';
 import { claudeCodeWithheldContent } from '../../src/adapters/claude-code/withheld-content.js';
 import { describeRequest } from '../../src/adapters/claude-code/request-manifest.js';
 import { bodyText, closeCutJson } from '../../src/formats/session-data/inline-provider-body.js';
 import { WITHHOLD_CATEGORIES } from '../../src/formats/view/withhold.js';
-import { entryFromRecord, type IndexEntry } from '../../src/storage/index.js';
+import type { IndexEntry } from '../../src/storage/index.js';
 import type { PlainLogRecord, PlainObject } from '../../src/otlp/plain-types.js';
 import { TranscriptBuilder } from '../helpers/cc.js';
+import { ccEventRecord, logEntries, transcriptEntries } from '../helpers/cc-telemetry.js';
 
 const S = '7e1e0000-0000-4000-8000-0000000015c0';
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
@@ -34,22 +34,7 @@ const request = {
 };
 const response = (id: string) => ({ id, type: 'message', role: 'assistant', content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn', usage: {} });
 
-function event(name: string, timeMs: number, attributes: PlainObject): PlainLogRecord {
-  const ns = BigInt(timeMs) * 1_000_000n;
-  return {
-    timeNs: ns,
-    observedNs: ns,
-    severityNumber: 0,
-    severityText: '',
-    body: `claude_code.${name}`,
-    attributes: { 'session.id': S, 'event.name': name, ...attributes },
-    droppedAttributes: 0,
-    flags: 0,
-    traceId: '',
-    spanId: '',
-    eventName: '',
-  };
-}
+const event = (name: string, timeMs: number, attributes: PlainObject) => ccEventRecord(S, name, timeMs, attributes);
 
 /** As Claude Code 2.1.328 sends them (measured through ../shared/lab). */
 const requestBody = (bodyId: string, body: string, extra: PlainObject = {}) =>
@@ -63,7 +48,6 @@ const responseBody = (bodyId: string, requestId: string, messageId: string) =>
   });
 
 const records = (recs: PlainLogRecord[]) => recs.map((r) => ({ ...prov, ...otlpLogRecordToSd(r).record }));
-const logEntries = (seq: number, recs: PlainLogRecord[]): IndexEntry[] => records(recs).map((r, i) => entryFromRecord(r, seq, i + 1, { kind: 'otlp_log' }));
 
 function talk(): IndexEntry[] {
   const t = new TranscriptBuilder(S, { start: '2026-12-01T10:00:00.000Z' });
@@ -71,9 +55,7 @@ function talk(): IndexEntry[] {
   t.fragment('msg_1', { type: 'text', text: 'ok' }, { stop: 'end_turn' });
   t.prompt('and again', 'p2');
   t.fragment('msg_2', { type: 'text', text: 'done' }, { stop: 'end_turn' });
-  return t.lines.map((l, i) =>
-    entryFromRecord({ ...prov, ...convertTranscriptLine(Buffer.from(JSON.stringify(l))) }, 1, i + 1, { kind: 'transcript', stream: 'main' }),
-  );
+  return transcriptEntries(1, t);
 }
 
 /** What the runtime does to a long attribute value: cut to the limit, its note included. */
