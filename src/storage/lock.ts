@@ -1,10 +1,10 @@
 import { openSync, writeSync, closeSync, readFileSync, renameSync, unlinkSync, linkSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { LockBusyError } from '../util/errors.js';
 import { processAlive } from '../util/process-alive.js';
-import { tempPath } from './write-once.js';
+import { removeDeadTemporaries, tempPath } from './write-once.js';
 
 /**
  * A cross-process lock file, created whole (its holder written, then linked into place, so it is
@@ -124,6 +124,15 @@ export class FileLock {
         /* gone */
       }
     }
+  }
+
+  /**
+   * Removes what a process killed while creating this lock left beside it (its holder's temporary
+   * file); a live creator's is left alone. Owners call it where they first take the lock.
+   */
+  removeDeadLeftovers(): void {
+    const prefix = `.tmp-${basename(this.path)}-`;
+    removeDeadTemporaries(dirname(this.path), (name) => name.startsWith(prefix));
   }
 
   private readHolder(): string | undefined {

@@ -5,7 +5,8 @@
  * lock is held elsewhere gets nothing written and keeps its records for the next round.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { otlpDir, sessionLockPath, sessionStatePath } from '../../src/storage/layout.js';
@@ -86,6 +87,21 @@ describe('the landing session writer', () => {
     expect(b!.header).toMatchObject({ seq: 2 });
     expect(b!.records.map((r) => r.ord)).toEqual([6, 7, 8, 9, 10]);
     expect(b!.records[0]!.off).toBe(lastA.off + lastA.bytes + 1);
+  });
+
+  test("a lock's temporary file a killed writer left in the session goes at the first landing there; a live writer's stays", async () => {
+    const root = tempDir();
+    const dir = join(root, SESSION);
+    mkdirSync(dir, { recursive: true });
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!; // a pid whose process has ended
+    const leftover = join(dir, `.tmp-.lock-${dead}-0a1b2c3d`);
+    const live = join(dir, `.tmp-.lock-${process.pid}-0a1b2c3d`);
+    writeFileSync(leftover, `${dead} host 0123456789ab`);
+    writeFileSync(live, 'mid-write');
+    let ns = T0;
+    expect(await land(new SessionWriter(root, log, () => (ns += 1_000_000n)), workFor('a'))).toBe(true);
+    expect(existsSync(leftover)).toBe(false);
+    expect(existsSync(live)).toBe(true);
   });
 
   test('flush writes the cursor and session.state; a counter another writer moved is taken up', async () => {

@@ -156,6 +156,7 @@ class SessionDerivation {
       return;
     }
     try {
+      lock.removeDeadLeftovers();
       this.state = loadSessionState(this.o.root, this.session);
       this.recover();
       const pending = landed.filter((f) => !this.state.derived.has(f.seq));

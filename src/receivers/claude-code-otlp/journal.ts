@@ -160,6 +160,7 @@ export class Journal {
         'receivers.claude_code_otlp',
       );
     }
+    this.lock.removeDeadLeftovers();
     try {
       const { landed, end, tornBytes, bases } = recoverSegments(this.dir);
       const from = bases.length && landed < bases[0]! ? bases[0]! : landed;

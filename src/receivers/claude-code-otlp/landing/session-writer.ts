@@ -96,6 +96,7 @@ export class SessionWriter {
 
   /** prepare's part under the lock; the round gets the session's files only once all are made. */
   private prepareLocked(round: Round, session: string, work: SessionWork, lock: FileLock, contended: boolean): () => Error | undefined {
+    if (!this.sessions.has(session)) lock.removeDeadLeftovers(); // first time in this process: what a killed writer left
     const cache = this.state(session, contended);
     const files: { path: string; parts: string[] }[] = [];
     const dir = otlpDir(this.root, session);

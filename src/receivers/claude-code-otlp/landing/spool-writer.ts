@@ -51,6 +51,7 @@ export class SpoolWriter {
     try {
       // Only the receiver's own temporaries: a derivation writing into the same spool keeps its own.
       removeDeadTemporaries(this.dir, (name) => RECEIVED_TEMP.test(name));
+      lock.removeDeadLeftovers();
       this.scan();
     } finally {
       lock.release();
