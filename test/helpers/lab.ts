@@ -83,3 +83,32 @@ export function ageUnfinishedBodies(rawDir: string, keep: (name: string) => bool
   for (const n of unfinished) utimesSync(join(rawDir, n), longAgo, longAgo);
   return unfinished;
 }
+
+/**
+ * The body files the local receiver must leave waiting, since nothing can say whose they are: no
+ * index line names them (the runtime exited before writing it), and the body itself does not tell
+ * either — a request cut short, or a response that is cut short or whose message id no transcript
+ * under `projectsDir` holds (a side call, or a call the runtime never recorded).
+ */
+export function unclaimableBodies(rawDir: string, projectsDir: string): string[] {
+  const indexed = new Set<string>();
+  for (const line of readFileSync(join(rawDir, 'index.jsonl'), 'utf8').split('\n').filter(Boolean)) {
+    const e = JSON.parse(line) as { request_file?: string; response_file?: string };
+    for (const f of [e.request_file, e.response_file]) if (f) indexed.add(f);
+  }
+  const transcripts = (readdirSync(projectsDir, { recursive: true }) as string[])
+    .filter((n) => n.endsWith('.jsonl'))
+    .map((n) => readFileSync(join(projectsDir, n), 'utf8'))
+    .join('\n');
+  return readdirSync(rawDir).filter((n) => {
+    if (!/\.(request|response)\.json$/.test(n) || indexed.has(n)) return false;
+    let body: { id?: unknown; metadata?: { user_id?: unknown } };
+    try {
+      body = JSON.parse(readFileSync(join(rawDir, n), 'utf8')) as typeof body;
+    } catch {
+      return true; // cut short, and named by no index line: no session to land it in
+    }
+    if (n.endsWith('.request.json')) return typeof body.metadata?.user_id !== 'string';
+    return typeof body.id !== 'string' || !transcripts.includes(JSON.stringify(body.id));
+  });
+}
