@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import { labRun, readRequestLog, type LoggedRequest } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { landedFiles } from '../helpers/root.js';
 import { foldOf } from '../helpers/parse.js';
@@ -30,16 +30,12 @@ describe('assembly of sessions the real Claude Code wrote', () => {
     config = writeConfig(base, root, join(home, 'projects'));
     parallel = (await labRun({ configDir: home, cwd: work, prompt: 'PARALLEL please', tools: 'Bash', log })).session_id;
     // Collect and parse between turns, so the chain grows over several rounds as it would live.
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
     await labRun({ configDir: home, cwd: work, prompt: 'and one more thing', resume: parallel, log });
     // The compaction's own summarising request is not written as a call in the transcript: log it apart.
     await labRun({ configDir: home, cwd: work, prompt: '/compact', resume: parallel, log: compactLog });
     delegate = (await labRun({ configDir: home, cwd: work, prompt: 'DELEGATE now', tools: 'Bash,Agent', log })).session_id;
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    const p = await runCli(['parse', '--config', config]);
-    expect(p.stderr).toBe('');
-    expect(p.code).toBe(0);
+    await collectAndParse(config);
     requests = readRequestLog(log);
   }, 180_000);
 

@@ -18,7 +18,7 @@ import { bodyText } from '../../src/formats/session-data/inline-provider-body.js
 import { manifestOf } from '../../src/formats/session-data/provider-body.js';
 import type { SdRecord } from '../../src/formats/session-data/types.js';
 import { ageUnfinishedBodies, labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -81,10 +81,7 @@ describe('provider bodies from the real CLI in two forms at once: one body per c
     // The runtime can exit before it finishes its last body file: such a body lands whole as unreadable once it has
     // settled. Age them so this pass lands them (lab-provider-bodies.test.ts does the same).
     ageUnfinishedBodies(raw);
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    const p = await runCli(['parse', '--config', config]);
-    expect(p.stderr).toBe('');
-    expect(p.code).toBe(0);
+    await collectAndParse(config);
     truth = readRequestLog(log);
   }, 300_000);
 

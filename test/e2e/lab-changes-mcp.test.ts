@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { labRun, type LabOptions } from '../helpers/lab.js';
-import { runCli, SHARED, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, SHARED, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { foldOf } from '../helpers/parse.js';
 import { ViewCatalog } from '../../src/extensions/view/catalog.js';
@@ -42,10 +42,7 @@ describe('workspace changes and MCP calls of sessions the real Claude Code wrote
     edit = (await labRun({ configDir: home, cwd: join(base, 'work'), script: WORK_SCRIPT, prompt: 'EDITFILE please', tools: 'Write,Edit' })).session_id;
     const withMcp: LabOptions & { mcp: string } = { configDir: home, cwd: join(base, 'work-mcp'), script: WORK_SCRIPT, prompt: 'MCPCALL please', mcp: mcpLog };
     mcp = (await labRun(withMcp)).session_id;
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    const p = await runCli(['parse', '--config', config]);
-    expect(p.stderr).toBe('');
-    expect(p.code).toBe(0);
+    await collectAndParse(config);
   }, 180_000);
 
   test('EDITFILE: a Write and an Edit are two changes to notes.txt, +5 −1, each on the step that made it', () => {

@@ -16,7 +16,7 @@ import type { ViewDocument } from '../../src/formats/view/types.js';
 import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { bodyText } from '../../src/formats/session-data/inline-provider-body.js';
 import { labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -82,10 +82,7 @@ function scenario(protocol: Protocol) {
     } finally {
       await r.shutdown();
     }
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    const p = await runCli(['parse', '--config', config]);
-    expect(p.stderr).toBe('');
-    expect(p.code).toBe(0);
+    await collectAndParse(config);
     truth = readRequestLog(log) as MockLine[];
   }, 300_000);
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
 import type { CallsAnswer } from '../../src/extensions/view/figures-api.js';
 import { labRun, readRequestLog, type LoggedRequest } from '../helpers/lab.js';
-import { REPO, runCli, writeConfig } from '../helpers/cli.js';
+import { REPO, collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -53,10 +53,7 @@ describe('a call the runtime retried: its failed attempts, against the mock API 
     } finally {
       await r.shutdown();
     }
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    const p = await runCli(['parse', '--config', config]);
-    expect(p.stderr).toBe('');
-    expect(p.code).toBe(0);
+    await collectAndParse(config);
     requests = readRequestLog(log) as Logged[];
     const c = await runCli(['conversation', session, '--calls', '--json', '--config', config]);
     expect(c.stderr).toBe('');

@@ -14,7 +14,7 @@ import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/cl
 import { otlpTypes } from '../../src/otlp/proto.js';
 import type { CallsAnswer, ToolsAnswer } from '../../src/extensions/view/figures-api.js';
 import { labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -99,10 +99,7 @@ function scenario(protocol: Protocol) {
     } finally {
       await r.shutdown();
     }
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    const p = await runCli(['parse', '--config', config]);
-    expect(p.stderr).toBe('');
-    expect(p.code).toBe(0);
+    await collectAndParse(config);
     requests = readRequestLog(log);
   }, 300_000);
 

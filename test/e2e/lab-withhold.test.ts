@@ -17,7 +17,7 @@ import { ViewExtension } from '../../src/extensions/view/extension.js';
 import { validateViewConfig } from '../../src/extensions/view/config.js';
 import type { ViewDocument } from '../../src/formats/view/types.js';
 import { labRun } from '../helpers/lab.js';
-import { REPO, runCli, writeConfig } from '../helpers/cli.js';
+import { REPO, collectAndParse, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { validateOtlpExporterConfig } from '../../src/exporters/otlp/config.js';
 import { Pusher } from '../../src/exporters/otlp/pusher.js';
@@ -84,8 +84,7 @@ describe('withholding: prompts, tool inputs and tool outputs kept out of every a
     } finally {
       await r.shutdown();
     }
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
     for (const [which, hide] of [
       ['hidden', ['user_prompts', 'tool_inputs', 'tool_outputs']],
       ['open', undefined],

@@ -7,7 +7,7 @@ import { encodeRound } from '../../src/formats/session-flow/encode.js';
 import { roundName } from '../../src/storage/chain.js';
 import { writeOnce } from '../../src/storage/write-once.js';
 import { labRun } from '../helpers/lab.js';
-import { REPO, runCli, writeConfig } from '../helpers/cli.js';
+import { REPO, collectAndParse, writeConfig } from '../helpers/cli.js';
 import { mainPath } from '../helpers/cc.js';
 import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
@@ -43,8 +43,7 @@ describe('the view in headless Chromium', () => {
     delegate = (await labRun({ configDir: home, cwd: join(base, 'work'), prompt: 'DELEGATE now', tools: 'Bash,Agent', log: join(base, 'requests.jsonl') }))
       .session_id;
     writeFixture({ src: join(home, 'projects') } as Bench);
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
     // A chain written before the model-call, subagent and Bash counts existed: the list must say "unknown", not 0.
     const { text, digest } = encodeRound(
       {
@@ -215,8 +214,7 @@ describe('the view in headless Chromium', () => {
       ],
       { append: true },
     );
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
     await page.waitForSelector('body[data-head="2"]', { timeout: 15_000 });
     expect(await page.locator('.row[data-kind=talk]').last().textContent()).toContain('ship it');
     expect(await page.locator('#live').textContent()).toMatch(/updated|last change/);

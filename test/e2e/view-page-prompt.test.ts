@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ViewExtension } from '../../src/extensions/view/extension.js';
 import { labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, writeConfig } from '../helpers/cli.js';
 import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
@@ -35,8 +35,7 @@ describe('the Prompt and Execution tabs, in headless Chromium', () => {
     session = (await labRun({ configDir: home, cwd: join(base, 'work'), prompt: 'SLOWTOOL please', tools: 'Bash', script: WORK_SCRIPT, log, rawBodies: raw }))
       .session_id;
     requests = readRequestLog(log) as Shaped[];
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();
     url = `http://${ext.address()}`;

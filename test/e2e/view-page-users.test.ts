@@ -7,7 +7,7 @@ import { ViewExtension } from '../../src/extensions/view/extension.js';
 import type { ConversationRow } from '../../src/extensions/view/catalog.js';
 import type { ViewDocument, ViewNode } from '../../src/formats/view/types.js';
 import { labRun, readRequestLog, type LoggedRequest } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, writeConfig } from '../helpers/cli.js';
 import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { PROJECT, SID as FIXTURE, writeFixture } from '../helpers/view-fixture.js';
@@ -56,8 +56,7 @@ describe('the page for its users, in headless Chromium', () => {
     requests = readRequestLog(log);
     writeFixture({ src: join(home, 'projects') } as Bench);
     labProject = readdirSync(join(home, 'projects')).find((d) => existsSync(join(home, 'projects', d, `${lab}.jsonl`)))!;
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();
     url = `http://${ext.address()}`;

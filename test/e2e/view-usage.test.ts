@@ -14,7 +14,7 @@ import { ViewExtension } from '../../src/extensions/view/extension.js';
 import { otlpTypes } from '../../src/otlp/proto.js';
 import { OtlpReceiver, validateOtlpReceiverConfig } from '../../src/receivers/claude-code-otlp/index.js';
 import { labRun, readRequestLog } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, writeConfig } from '../helpers/cli.js';
 import { launchChromium } from '../helpers/browser.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { truthOf } from '../helpers/usage-cases.js';
@@ -70,8 +70,7 @@ describe('usage on the page, the API and the metrics', () => {
       await r.shutdown();
     }
     await labRun({ configDir: home, cwd: join(base, 'plain'), prompt: 'DELEGATE now', tools: 'Bash,Agent', log: plainLog });
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root, registry });
     await ext.start();
     url = `http://${ext.address()}`;

@@ -31,6 +31,18 @@ export function runCli(args: string[], opts: SpawnOptions & { env?: NodeJS.Proce
   });
 }
 
+/**
+ * What most scenarios start from: one `collect --once` and one `parse` under `config`, each
+ * exiting 0 and parse saying nothing on stderr; otherwise the failure names the command and its output.
+ */
+export async function collectAndParse(config: string): Promise<void> {
+  for (const args of [['collect', '--once'], ['parse']]) {
+    const r = await runCli([...args, '--config', config]);
+    const clean = r.code === 0 && (args[0] !== 'parse' || r.stderr === '');
+    if (!clean) throw new Error(`aszcol ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  }
+}
+
 /** Writes a pipeline YAML naming a storage root and a source root; returns its path. */
 export function writeConfig(dir: string, root: string, sourceRoot: string, extra = ''): string {
   const path = join(dir, 'aszcol.yaml');

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { landedFiles } from '../helpers/root.js';
 import { rec, writeLines } from '../helpers/transcript.js';
@@ -46,8 +46,7 @@ describe('a killed collect', () => {
   test("temporary files a killed run left are listed by verify, and removed by the next collect and parse; a live writer's are kept", async () => {
     const { root, src, config } = setup();
     writeLines(join(src, '-p', `${S}.jsonl`), [rec.user(S, 'hello')]);
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
 
     const dead = spawnSync(process.execPath, ['-e', '']).pid; // a process that has exited: its pid names no writer
     const leftovers = [

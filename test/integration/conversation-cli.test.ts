@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, SHARED } from '../helpers/cli.js';
+import { collectAndParse, runCli, SHARED } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -48,8 +48,7 @@ beforeAll(async () => {
   dir = tempDir();
   config = join(dir, 'aszcol.yaml');
   expect((await runCli(['scenario', 'build', FIXTURE, '--out', dir, '--at', '2026-06-01T09:00:00Z'])).code).toBe(0);
-  expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-  expect((await runCli(['parse', '--config', config])).code).toBe(0);
+  await collectAndParse(config);
   project = join(dir, '_source', 'projects', readdirSync(join(dir, '_source', 'projects'))[0]!);
   const r = await runCli(['conversation', SESSION, '--config', config]);
   expect(r.stderr).toBe('');

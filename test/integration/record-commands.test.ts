@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { runCli, SHARED } from '../helpers/cli.js';
+import { collectAndParse, runCli, SHARED } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -20,8 +20,7 @@ beforeAll(async () => {
   dir = tempDir();
   config = join(dir, 'aszcol.yaml');
   expect((await runCli(['scenario', 'build', FIXTURE, '--out', dir, '--at', '2026-06-01T09:00:00Z'])).code).toBe(0);
-  expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-  expect((await runCli(['parse', '--config', config])).code).toBe(0);
+  await collectAndParse(config);
   const project = join(dir, '_source', 'projects', readdirSync(join(dir, '_source', 'projects'))[0]!);
   mainSource = readFileSync(join(project, `${SESSION}.jsonl`));
 });

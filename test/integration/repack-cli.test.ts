@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, SHARED } from '../helpers/cli.js';
+import { collectAndParse, runCli, SHARED } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 
@@ -17,8 +17,7 @@ beforeAll(async () => {
   dir = tempDir();
   config = join(dir, 'aszcol.yaml');
   expect((await runCli(['scenario', 'build', FIXTURE, '--out', dir, '--at', '2026-06-01T09:00:00Z'])).code).toBe(0);
-  expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-  expect((await runCli(['parse', '--config', config])).code).toBe(0);
+  await collectAndParse(config);
 });
 
 /** Every record line of a root's landed files, in sequence order, and the number of files. */

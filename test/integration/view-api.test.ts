@@ -8,7 +8,7 @@ import { FIELDS, GLOSSARY_DIALECT, TERMS } from '../../src/adapters/claude-code/
 import type { ViewDocument, ViewNode } from '../../src/formats/view/types.js';
 import type { ConversationRow } from '../../src/extensions/view/catalog.js';
 import { labRun, readRequestLog, type LoggedRequest } from '../helpers/lab.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { collectAndParse, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { landedFiles } from '../helpers/root.js';
 import { SID as FIXTURE, writeFixture } from '../helpers/view-fixture.js';
@@ -62,10 +62,7 @@ describe('the view API on real Claude Code sessions', () => {
     parallel = (await labRun({ configDir: home, cwd: join(base, 'work'), prompt: 'PARALLEL please', tools: 'Bash', log: logs.parallel })).session_id;
     delegate = (await labRun({ configDir: home, cwd: join(base, 'work'), prompt: 'DELEGATE now', tools: 'Bash,Agent', log: logs.delegate })).session_id;
     writeFixture({ src: join(home, 'projects') } as Bench);
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    const p = await runCli(['parse', '--config', config]);
-    expect(p.stderr).toBe('');
-    expect(p.code).toBe(0);
+    await collectAndParse(config);
     requests = { parallel: readRequestLog(logs.parallel), delegate: readRequestLog(logs.delegate) };
     ext = new ViewExtension({ endpoint: '127.0.0.1:0', allowedHosts: [] }, { storageRoot: root });
     await ext.start();

@@ -4,7 +4,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ViewDocument } from '../../src/formats/view/types.js';
 import { roundsDir } from '../../src/storage/chain.js';
-import { BIN, runCli, writeConfig } from '../helpers/cli.js';
+import { BIN, collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { mainPath } from '../helpers/cc.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { writeLines } from '../helpers/transcript.js';
@@ -71,8 +71,7 @@ describe('aszcol view beside a collector and a parser', () => {
   beforeAll(async () => {
     config = writeConfig(base, root, src);
     writeFixture({ src } as Bench);
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
   }, 60_000);
 
   test('a parse that adds a round moves /api/status, and the new talk is in the next document, without a restart', async () => {
@@ -119,8 +118,7 @@ describe('aszcol view beside a collector and a parser', () => {
       ],
       { append: true },
     );
-    expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
-    expect((await runCli(['parse', '--config', config])).code).toBe(0);
+    await collectAndParse(config);
 
     const after = await until('the status to move', async () => {
       const s = await json<Status>(`${v.url}/api/status`);
