@@ -17,7 +17,7 @@ import { loadExpectation, loadScenario } from './files.js';
 import { generate } from './generate.js';
 import type { Scenario } from './model.js';
 import { ScenarioRoot, type Format } from './run.js';
-import { checkPushKinds, pushKinds } from './push-check.js';
+import { checkPushKinds, pushKinds, pushOnWorker } from './push-check.js';
 import { viewFacts } from './view-check.js';
 import { isObservationKind, loseObservations } from './lose-observations.js';
 import { checkProperties, crossFormatViolations, judge, recordsMatchViolations, NOT_EVALUATED, PROPERTY_NAMES } from './properties.js';
@@ -170,6 +170,9 @@ export class ScenarioChecker {
       const built = root.build(cp === 'final' ? undefined : cp);
       spoolPasses.push(built.spooled);
       for (const e of built.collect?.errors ?? []) fail(`${cp}: collect`, 'no error', `${e.where}: ${e.message}`);
+      // The metrics the collector derives after each landing, before a person damages anything (as asz's check derives them).
+      const derived = pushOnWorker(dir, 'derive');
+      if ('failure' in derived) fail(`${cp}: derive metrics`, derived.failure.expected, derived.failure.got);
       const parsed = root.parse();
       const exp = checkpoints[cp];
       if (!exp) continue;
