@@ -24,7 +24,10 @@ export function pushOnWorker(root: string, what: 'logs' | 'metrics' | 'derive'):
   const deriveOnly = what === 'derive';
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
-  const worker = new Worker(new URL('./push-worker.js', import.meta.url), { workerData: { root, flag, port: port2, metrics, deriveOnly }, transferList: [port2] });
+  const worker = new Worker(new URL('./push-worker.js', import.meta.url), {
+    workerData: { root, flag, port: port2, metrics, deriveOnly },
+    transferList: [port2],
+  });
   try {
     const waited = Atomics.wait(flag, 0, 0, TIMEOUT_MS);
     const msg = receiveMessageOnPort(port1)?.message as { results: TransportResult[]; error?: string } | undefined;

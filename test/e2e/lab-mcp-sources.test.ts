@@ -32,7 +32,11 @@ describe('MCP server sources in the real Claude Code runtime', () => {
   const root = join(base, 'data');
   let session = '';
 
-  const server = (name: string) => ({ type: 'stdio', command: process.execPath, args: [join(SHARED, 'lab', 'mcp-lab.mjs'), '--log', join(base, `${name}.jsonl`)] });
+  const server = (name: string) => ({
+    type: 'stdio',
+    command: process.execPath,
+    args: [join(SHARED, 'lab', 'mcp-lab.mjs'), '--log', join(base, `${name}.jsonl`)],
+  });
 
   beforeAll(async () => {
     // The plugin as installed, plus a server of its own; its hook command finds bin/aszcol.js two levels up.
@@ -44,7 +48,10 @@ describe('MCP server sources in the real Claude Code runtime', () => {
     mkdirSync(work, { recursive: true });
     writeFileSync(
       join(home, '.claude.json'),
-      JSON.stringify({ mcpServers: { usersrv: server('usersrv') }, projects: { [work]: { mcpServers: { localsrv: server('localsrv') }, hasTrustDialogAccepted: true } } }),
+      JSON.stringify({
+        mcpServers: { usersrv: server('usersrv') },
+        projects: { [work]: { mcpServers: { localsrv: server('localsrv') }, hasTrustDialogAccepted: true } },
+      }),
     );
     writeFileSync(join(work, '.mcp.json'), JSON.stringify({ mcpServers: { projsrv: server('projsrv') } }));
     const tools = Object.values(SERVERS).map((s) => ({ name: s.tool, input: { text: s.source } }));

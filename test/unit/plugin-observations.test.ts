@@ -69,7 +69,11 @@ describe("an MCP server's source as the runtime names it in the hook's input", (
   // What Claude Code 2.1.328 handed a plugin's hooks in the lab, one server per scope (name, source).
   const MEASURED: [string, { name: string; source: string }, { server: string; tool: string; source: string; name?: string }][] = [
     ['mcp__lab__echo', { name: 'lab', source: 'dynamic' }, { server: 'lab', tool: 'echo', source: 'dynamic' }],
-    ['mcp__plugin_probe_plugsrv__echo', { name: 'plugin:probe:plugsrv', source: 'plugin' }, { server: 'plugin_probe_plugsrv', tool: 'echo', source: 'plugin', name: 'plugin:probe:plugsrv' }],
+    [
+      'mcp__plugin_probe_plugsrv__echo',
+      { name: 'plugin:probe:plugsrv', source: 'plugin' },
+      { server: 'plugin_probe_plugsrv', tool: 'echo', source: 'plugin', name: 'plugin:probe:plugsrv' },
+    ],
     ['mcp__usersrv__echo', { name: 'usersrv', source: 'user' }, { server: 'usersrv', tool: 'echo', source: 'user' }],
     ['mcp__localsrv__echo', { name: 'localsrv', source: 'local' }, { server: 'localsrv', tool: 'echo', source: 'local' }],
     ['mcp__projsrv__echo', { name: 'projsrv', source: 'project' }, { server: 'projsrv', tool: 'echo', source: 'project' }],

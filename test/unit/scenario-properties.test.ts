@@ -324,13 +324,14 @@ describe('scenario check judges what an expectation names', () => {
 
   // Every property asz 0.6 names is evaluated now; a name added here without an evaluator must still be incomplete, never passed.
   const notEvaluated = Object.keys(NOT_EVALUATED);
-  if (notEvaluated.length) test.each(notEvaluated)('%s, named true or false, makes the scenario incomplete by name, never passed', (name) => {
-    for (const want of [true, false]) {
-      const [r] = check({ properties: { [name]: want } }, SCENARIO, ['sd']);
-      expect(r!.status).toBe('incomplete');
-      expect(r!.unchecked).toEqual([`properties.${name} (${NOT_EVALUATED[name]})`]);
-    }
-  });
+  if (notEvaluated.length)
+    test.each(notEvaluated)('%s, named true or false, makes the scenario incomplete by name, never passed', (name) => {
+      for (const want of [true, false]) {
+        const [r] = check({ properties: { [name]: want } }, SCENARIO, ['sd']);
+        expect(r!.status).toBe('incomplete');
+        expect(r!.unchecked).toEqual([`properties.${name} (${NOT_EVALUATED[name]})`]);
+      }
+    });
 
   test('scenario keys the generator does not act on make the check incomplete with the reason; the changes of a Bash call are what the plugin sees', () => {
     const doc = {
