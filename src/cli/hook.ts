@@ -143,9 +143,9 @@ function readConfig(path: string): unknown {
   }
 }
 
-/** Names where the MCP server of the call is configured, as Claude Code reads its scopes. */
+/** Names where the MCP server of the call is configured, as Claude Code reads its scopes, when the runtime did not say itself (older than 2.1.328). */
 function withMcpSource(obs: HookObservation, env: NodeJS.ProcessEnv): void {
-  if (!obs.mcp?.server) return;
+  if (!obs.mcp?.server || obs.mcp.source) return;
   const source = mcpServerSource(obs.mcp.server, obs.cwd, {
     userConfig: readConfig(userConfigPath(env, homedir())),
     projectConfig: (dir) => readConfig(join(dir, PROJECT_CONFIG)),

@@ -17,15 +17,21 @@ export interface ExecutionCounts {
   executions_joined: number;
   /** Joined calls by how they ended. */
   outcomes: Record<string, number>;
+  /** Joined MCP calls by where the runtime said their server's configuration came from (aszcol's own key; `none` when it did not say). */
+  mcp_sources: Record<string, number>;
 }
 
 export function pluginExecutions(root: string, session: string, nodes: readonly Node[]): ExecutionCounts {
   const ids = new Set(nodes.filter((n) => n.id.startsWith('tool/')).map((n) => n.id.slice('tool/'.length)));
   const j = joinExecutions(ids, readSpool(root, session));
   const outcomes: Record<string, number> = {};
-  for (const x of j.executions.values()) if (x.outcome) outcomes[x.outcome] = (outcomes[x.outcome] ?? 0) + 1;
+  const mcp_sources: Record<string, number> = {};
+  for (const x of j.executions.values()) {
+    if (x.outcome) outcomes[x.outcome] = (outcomes[x.outcome] ?? 0) + 1;
+    if (x.mcp_tool !== undefined) mcp_sources[x.mcp_source ?? 'none'] = (mcp_sources[x.mcp_source ?? 'none'] ?? 0) + 1;
+  }
   const joined = [...j.executions.values()].filter((x) => x.join === 'exact_unique').length;
-  return { executions: j.executions.size + j.unresolved.filter((u) => !u.ref.startsWith('line ')).length, executions_joined: joined, outcomes };
+  return { executions: j.executions.size + j.unresolved.filter((u) => !u.ref.startsWith('line ')).length, executions_joined: joined, outcomes, mcp_sources };
 }
 
 const mapTools = (steps: Step[], f: (t: NonNullable<Extract<Step, { call: unknown }>['call']['tool']>) => void): Step[] =>

@@ -33,8 +33,8 @@ export interface ToolSpec {
 /** An MCP call as the plugin's hooks see it (asz 0.6's `execution` block). */
 export interface ExecutionSpec {
   server: string;
-  /** Where Claude Code's configuration of the server is: `user`, `project` or `local`. */
-  source?: 'user' | 'project' | 'local';
+  /** Where Claude Code's configuration of the server came from: `user`, `project`, `local`, `dynamic` (`--mcp-config`) or `plugin`. */
+  source?: 'user' | 'project' | 'local' | 'dynamic' | 'plugin';
   /** Empty follows the result: `failed` when it failed, `returned` otherwise. */
   outcome?: 'returned' | 'failed' | 'interrupted';
   duration?: number;
@@ -171,7 +171,7 @@ const NOT_GENERATED: Record<'system_prompt' | 'tools', string> = {
   tools: 'tools are written only into provider bodies, and this scenario asks for none (provider_bodies is not true)',
 };
 
-const SOURCES = ['user', 'project', 'local'];
+const SOURCES = ['user', 'project', 'local', 'dynamic', 'plugin'];
 const OUTCOMES = ['returned', 'failed', 'interrupted'];
 
 function execution(v: unknown, tool: string, path: string): ExecutionSpec {

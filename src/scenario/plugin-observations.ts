@@ -3,22 +3,12 @@
  * for each call the plugin saw (an MCP call with an `execution` block, a non-editing tool with
  * `changes`) the hook input Claude Code hands its PreToolUse and PostToolUse (or
  * PostToolUseFailure) hooks, reduced by the same code `aszcol hook` runs (`observeHookInput`), with
- * what the hook adds itself: the MCP server's configuration scope, and for a shell command its
- * shallow look at the working directory. Pure: the lines go to the hook spool in `run.ts`.
+ * the MCP server's name and scope as the runtime hands them over, and what the hook adds itself:
+ * for a shell command its shallow look at the working directory. Pure: the lines go to the hook spool in `run.ts`.
  */
 import { observeHookInput, type DirScan, type HookObservation } from '../adapters/claude-code/hook-event.js';
-import { mcpServerSource, type McpConfigs } from '../adapters/claude-code/mcp-server-source.js';
 import type { Generated } from './generate.js';
-import type { ExecutionSpec, PluginCall } from './model.js';
-
-/** Claude Code's configuration files as they would hold a server of the scope the scenario names. */
-function configsFor(server: string, source: ExecutionSpec['source'], cwd: string): McpConfigs {
-  const entry = { mcpServers: { [server]: { type: 'stdio', command: server } } };
-  return {
-    userConfig: source === 'user' ? entry : source === 'local' ? { projects: { [cwd]: entry } } : {},
-    projectConfig: (dir) => (source === 'project' && dir === cwd ? entry : undefined),
-  };
-}
+import type { PluginCall } from './model.js';
 
 /**
  * The plugin's one-level look at the working directory before and after the call: a changed file
@@ -53,6 +43,8 @@ function callObservations(g: Generated, call: PluginCall): HookObservation[] {
     ...(call.stream === 'main' ? {} : { agent_id: call.stream, agent_type: 'general-purpose' }),
     tool_name: t.name,
     tool_use_id: call.toolUseId,
+    // Claude Code names the server and the scope it loaded it from in every MCP hook's input.
+    ...(x?.source ? { mcp_server: { name: x.server, source: x.source } } : {}),
   };
   const out = [observe({ ...base, hook_event_name: 'PreToolUse', tool_input: t.input ?? {} }, call.usedAt)];
   if (call.resultAt !== undefined) {
@@ -70,10 +62,6 @@ function callObservations(g: Generated, call: PluginCall): HookObservation[] {
     if (x?.twice) out.push(after);
   }
   for (const o of out) {
-    if (o.mcp?.server && x) {
-      const source = mcpServerSource(o.mcp.server, o.cwd, configsFor(o.mcp.server, x.source, cwd));
-      if (source) o.mcp = { ...o.mcp, source };
-    }
     if (t.name === 'Bash' && o.event !== 'tool_failed') o.shell = { ...o.shell, scan: scans(call, cwd, Date.parse(o.time), o.event === 'tool_post') };
   }
   return out;

@@ -24,7 +24,8 @@ import { partsKeepSourceBytes } from './source-bytes-check.js';
 import { providerBodiesRebuild } from './provider-body-check.js';
 import { bundleSelfSufficient } from './bundle-check.js';
 import { hasExecutions, withoutExecutions } from './execution-check.js';
-import { checkPushKinds } from './push-check.js';
+import { checkPushKinds, pushOnWorker } from './push-check.js';
+import { metricsDiffer, metricsPlan } from './metrics-plan.js';
 import { ScenarioRoot } from './run.js';
 import type { Scenario } from './model.js';
 import type { Format } from './run.js';
@@ -249,6 +250,20 @@ const providerBodiesLeaveTheFold: Evaluator = (ctx, scratch) => {
   return compareShapes('provider_bodies_leave_the_fold', fold(ctx.scn), fold(without(ctx.scn)));
 };
 
+/** The session's metrics, derived and pushed from a copy of the root, against what the scenario says (metrics-plan.ts). */
+const metricsMatchThePlan: Evaluator = (ctx, scratch) => {
+  const pushed = pushOnWorker(scratch.copyRoot(ctx.dir), 'metrics');
+  if ('failure' in pushed) return [{ where: `metrics_match_the_plan: ${pushed.failure.where}`, expected: pushed.failure.expected, got: pushed.failure.got }];
+  const plan = metricsPlan(ctx.scn);
+  return pushed.results.flatMap((r) =>
+    metricsDiffer(plan, { tokens: r.tokens ?? {}, mcp: r.mcp ?? {} }).map((d) => ({
+      where: `metrics_match_the_plan over ${r.protocol}: ${d.key}`,
+      expected: d.planned,
+      got: d.pushed,
+    })),
+  );
+};
+
 const BOTH: readonly Format[] = ['claude-code', 'sd'];
 const RUNTIME: readonly Format[] = ['claude-code'];
 
@@ -285,13 +300,11 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   pruned_sources_gone: { formats: RUNTIME, evaluate: (ctx, scratch) => prunedSourcesGone(scratch.copyRoot(ctx.dir), ctx.session) },
   // An sd build writes no source and no marker, so there is nothing of it a pipeline may remove.
   removed_after_sent: { formats: RUNTIME, evaluate: (ctx, scratch) => removedAfterSent(scratch.copyRoot(ctx.dir), ctx.session) },
+  metrics_match_the_plan: { formats: BOTH, evaluate: metricsMatchThePlan },
 };
 
 /** Accepted by name, not evaluated yet: an expectation naming one makes its scenario `incomplete`. */
-export const NOT_EVALUATED: Readonly<Record<string, string>> = {
-  // asz 0.6 accepts the name (internal/scenario/expect) but neither its guide nor its code says what it holds a root to.
-  metrics_match_the_plan: 'the upstream format names this property without stating what it checks, so there is nothing to hold a root to yet',
-};
+export const NOT_EVALUATED: Readonly<Record<string, string>> = {};
 
 /** Judged once over the two formats' roots, in the `all` result. */
 export const CROSS_FORMAT = ['cross_format', 'records_match'] as const;

@@ -14,27 +14,43 @@ export interface PushKindsFailure {
 
 const TIMEOUT_MS = 120_000;
 
-/** Pushes `root` over gRPC and HTTP; returns what does not match (empty when every kind arrived both ways). */
-export function checkPushKinds(root: string, kinds: readonly string[]): PushKindsFailure[] {
+/**
+ * Runs the push worker over `root` and waits for its answer, or says why there is none: `logs` pushes
+ * the landed files and rounds; `metrics` derives the session's metrics into the root first and
+ * pushes them too; `derive` only derives.
+ */
+export function pushOnWorker(root: string, what: 'logs' | 'metrics' | 'derive'): { results: TransportResult[] } | { failure: PushKindsFailure } {
+  const metrics = what === 'metrics';
+  const deriveOnly = what === 'derive';
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
-  const worker = new Worker(new URL('./push-worker.js', import.meta.url), { workerData: { root, flag, port: port2 }, transferList: [port2] });
+  const worker = new Worker(new URL('./push-worker.js', import.meta.url), {
+    workerData: { root, flag, port: port2, metrics, deriveOnly },
+    transferList: [port2],
+  });
   try {
     const waited = Atomics.wait(flag, 0, 0, TIMEOUT_MS);
     const msg = receiveMessageOnPort(port1)?.message as { results: TransportResult[]; error?: string } | undefined;
-    if (waited === 'timed-out' || !msg) return [{ where: 'push', expected: 'a push within 120 s', got: 'no answer from the push' }];
-    if (msg.error) return [{ where: 'push', expected: 'a push', got: msg.error }];
-    const failures: PushKindsFailure[] = [];
-    for (const r of msg.results) {
-      const missing = kinds.filter((k) => !r.kinds.includes(k));
-      if (missing.length) failures.push({ where: `push over ${r.protocol}: kinds`, expected: [...kinds], got: r.kinds });
-      for (const p of r.problems) failures.push({ where: `push over ${r.protocol}`, expected: 'records as the contract says', got: p });
-    }
-    return failures;
+    if (waited === 'timed-out' || !msg) return { failure: { where: 'push', expected: 'a push within 120 s', got: 'no answer from the push' } };
+    if (msg.error) return { failure: { where: 'push', expected: 'a push', got: msg.error } };
+    return { results: msg.results };
   } finally {
     port1.close();
     void worker.terminate();
   }
+}
+
+/** Pushes `root` over gRPC and HTTP; returns what does not match (empty when every kind arrived both ways). */
+export function checkPushKinds(root: string, kinds: readonly string[]): PushKindsFailure[] {
+  const pushed = pushOnWorker(root, 'logs');
+  if ('failure' in pushed) return [pushed.failure];
+  const failures: PushKindsFailure[] = [];
+  for (const r of pushed.results) {
+    const missing = kinds.filter((k) => !r.kinds.includes(k));
+    if (missing.length) failures.push({ where: `push over ${r.protocol}: kinds`, expected: [...kinds], got: r.kinds });
+    for (const p of r.problems) failures.push({ where: `push over ${r.protocol}`, expected: 'records as the contract says', got: p });
+  }
+  return failures;
 }
 
 /** An expectation's `push:` value: `{kinds: [...]}`, nothing else. Throws naming the file. */

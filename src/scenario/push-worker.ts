@@ -14,16 +14,26 @@ import { encodeResponse } from '../otlp/codec.js';
 import { GRPC_SERVICE, otlpTypes } from '../otlp/proto.js';
 import { validateOtlpExporterConfig } from '../exporters/otlp/config.js';
 import { Pusher } from '../exporters/otlp/pusher.js';
+import { deriveTokenUsage } from '../processors/token-metrics/derive.js';
+import { tokenPoints } from '../otlp/token-usage.js';
+import { mcpPoints } from '../otlp/mcp-usage.js';
 
 export interface TransportResult {
   protocol: 'grpc' | 'http';
   kinds: string[];
   records: number;
   problems: string[];
+  /** With `metrics`: the token points that arrived, summed by `query_source/type`, and the MCP points by `metric/server/tool/outcome/query_source`. */
+  tokens?: Record<string, number>;
+  mcp?: Record<string, number>;
 }
 
 interface Data {
   root: string;
+  /** Derive the session's metrics into the root's spool first, then send them too. */
+  metrics?: boolean;
+  /** Only derive, send nothing: what the checker does after each checkpoint's landing, before any loss. */
+  deriveOnly?: boolean;
   flag: Int32Array;
   port: MessagePort;
 }
@@ -83,8 +93,23 @@ function collect(bodies: Buffer[]): { kinds: string[]; records: number; problems
   return { kinds: [...kinds].sort(), records, problems };
 }
 
-async function over(protocol: 'grpc' | 'http', root: string): Promise<TransportResult> {
+/** What the metrics requests carried, summed per series the way a plan states it. */
+function sumMetrics(bodies: Buffer[]): { tokens: Record<string, number>; mcp: Record<string, number> } {
+  const tokens: Record<string, number> = {};
+  const mcp: Record<string, number> = {};
+  for (const b of bodies) {
+    for (const p of tokenPoints(b)) tokens[`${p.query_source}/${p.type}`] = (tokens[`${p.query_source}/${p.type}`] ?? 0) + p.value;
+    for (const p of mcpPoints(b)) {
+      const k = `${p.metric}/${p.server}/${p.tool}/${p.outcome}/${p.query_source}`;
+      mcp[k] = (mcp[k] ?? 0) + p.value;
+    }
+  }
+  return { tokens, mcp };
+}
+
+async function over(protocol: 'grpc' | 'http', root: string, metrics: boolean): Promise<TransportResult> {
   const bodies: Buffer[] = [];
+  const metricBodies: Buffer[] = [];
   const state = mkdtempSync(join(tmpdir(), 'aszcol-push-check-'));
   let grpcServer: grpc.Server | undefined;
   let http: Server | undefined;
@@ -112,6 +137,25 @@ async function over(protocol: 'grpc' | 'http', root: string): Promise<TransportR
           },
         },
       );
+      grpcServer.addService(
+        {
+          Export: {
+            path: `/${GRPC_SERVICE.metrics}/Export`,
+            requestStream: false,
+            responseStream: false,
+            requestSerialize: id,
+            requestDeserialize: id,
+            responseSerialize: id,
+            responseDeserialize: id,
+          },
+        } as grpc.ServiceDefinition,
+        {
+          Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+            metricBodies.push(call.request);
+            cb(null, encodeResponse('metrics', 'protobuf'));
+          },
+        },
+      );
       const port = await new Promise<number>((res, rej) =>
         grpcServer!.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
       );
@@ -122,7 +166,8 @@ async function over(protocol: 'grpc' | 'http', root: string): Promise<TransportR
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
           if (req.url === '/v1/logs') bodies.push(Buffer.concat(chunks));
-          res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(encodeResponse('logs', 'protobuf'));
+          if (req.url === '/v1/metrics') metricBodies.push(Buffer.concat(chunks));
+          res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(encodeResponse(req.url === '/v1/metrics' ? 'metrics' : 'logs', 'protobuf'));
         });
       });
       await new Promise<void>((res) => http!.listen(0, '127.0.0.1', res));
@@ -130,7 +175,7 @@ async function over(protocol: 'grpc' | 'http', root: string): Promise<TransportR
     }
     // One byte per request: every file travels alone, as the largest-file case does.
     const cfg = validateOtlpExporterConfig({ protocol, endpoint, batch_bytes: 1, instance_id: 'scenario-check' }, 'scenario');
-    const pusher = new Pusher({ root, cfg, logs: true, metrics: undefined, stateDir: state });
+    const pusher = new Pusher({ root, cfg, logs: true, metrics: metrics ? 'derived' : undefined, stateDir: state });
     try {
       const r = await pusher.pass({ force: true });
       const c = collect(bodies);
@@ -138,7 +183,8 @@ async function over(protocol: 'grpc' | 'http', root: string): Promise<TransportR
       if (r.pending !== 0) problems.push(`${r.pending} file(s) were not sent`);
       const again = await pusher.pass({ force: true });
       if (again.logs.files !== 0) problems.push(`a second pass sent ${again.logs.files} file(s) again`);
-      return { protocol, kinds: c.kinds, records: c.records, problems };
+      if (metrics && again.metrics.files !== 0) problems.push(`a second pass sent ${again.metrics.files} metrics file(s) again`);
+      return { protocol, kinds: c.kinds, records: c.records, problems, ...(metrics ? sumMetrics(metricBodies) : {}) };
     } finally {
       pusher.close();
     }
@@ -157,7 +203,9 @@ if (d) {
   const results: TransportResult[] = [];
   let error: string | undefined;
   try {
-    for (const p of ['grpc', 'http'] as const) results.push(await over(p, d.root));
+    // A scenario is history by construction: every call counts, none waits for a continuation.
+    if (d.metrics || d.deriveOnly) await deriveTokenUsage({ root: d.root, lookbackMs: 100 * 365 * 86_400_000, graceMs: 0 });
+    if (!d.deriveOnly) for (const p of ['grpc', 'http'] as const) results.push(await over(p, d.root, d.metrics === true));
   } catch (err) {
     error = (err as Error).stack ?? String(err);
   }

@@ -107,8 +107,8 @@ describe('the plugin in the real Claude Code runtime', () => {
       // The hook before ran before the server started, the hook after once it had answered.
       expect(row.execution!.hook_span_ms!).toBeGreaterThanOrEqual(serverMs);
       expect(row.execution!.after_session_end).toBeUndefined();
-      // The lab gives the server with --mcp-config: no configuration file defines it, so the hook names no source.
-      expect(row.execution!.mcp_source).toBeUndefined();
+      // The lab gives the server with --mcp-config, which the runtime itself calls `dynamic` in the hook's input.
+      expect(row.execution!.mcp_source).toBe('dynamic');
     }
     expect(mcpRows.find((t) => t.name === 'mcp__lab__slow')!.execution!.duration_ms!).toBeGreaterThanOrEqual(400);
   });

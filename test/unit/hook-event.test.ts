@@ -21,7 +21,8 @@ describe('a tool call seen by the hooks before and after it', () => {
     tool_name: 'mcp__lab__slow',
     tool_input: { ms: 400, text: 'after a wait' },
     tool_use_id: 'toolu_1',
-    mcp_server: 'lab',
+    // As 2.1.328 sends it for a server given with --mcp-config (measured with the lab).
+    mcp_server: { name: 'lab', source: 'dynamic' },
   };
 
   test('the hook before names the call, its server and tool, and measures the input without keeping it', () => {
@@ -32,7 +33,7 @@ describe('a tool call seen by the hooks before and after it', () => {
       session: SESSION,
       stream: 'main',
       tool: 'toolu_1',
-      mcp: { server: 'lab', tool: 'slow' },
+      mcp: { server: 'lab', tool: 'slow', source: 'dynamic' },
       time: AT,
     });
     const text = JSON.stringify(pre.tool_input);

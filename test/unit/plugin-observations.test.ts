@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { mcpServerSource, userConfigPath } from '../../src/adapters/claude-code/mcp-server-source.js';
+import { observeHookInput } from '../../src/adapters/claude-code/hook-event.js';
 import { joinExecutions } from '../../src/assemble/tool-executions.js';
 import { runHook } from '../../src/cli/hook.js';
 import { CHECK_AT, ScenarioChecker } from '../../src/scenario/check.js';
@@ -61,6 +62,42 @@ describe("an MCP server's source, as Claude Code reads its scopes", () => {
     expect((await run('t2', 'mcp__team__ask')).mcp).toEqual({ server: 'team', tool: 'ask', source: 'project' });
     expect((await run('t3', 'mcp__nowhere__x')).mcp).toEqual({ server: 'nowhere', tool: 'x' });
     expect(readSpool(root, 'sess-1').map((l) => (l.value as { mcp?: { source?: string } }).mcp?.source)).toEqual(['user', 'project', undefined]);
+  });
+});
+
+describe("an MCP server's source as the runtime names it in the hook's input", () => {
+  // What Claude Code 2.1.328 handed a plugin's hooks in the lab, one server per scope (name, source).
+  const MEASURED: [string, { name: string; source: string }, { server: string; tool: string; source: string; name?: string }][] = [
+    ['mcp__lab__echo', { name: 'lab', source: 'dynamic' }, { server: 'lab', tool: 'echo', source: 'dynamic' }],
+    [
+      'mcp__plugin_probe_plugsrv__echo',
+      { name: 'plugin:probe:plugsrv', source: 'plugin' },
+      { server: 'plugin_probe_plugsrv', tool: 'echo', source: 'plugin', name: 'plugin:probe:plugsrv' },
+    ],
+    ['mcp__usersrv__echo', { name: 'usersrv', source: 'user' }, { server: 'usersrv', tool: 'echo', source: 'user' }],
+    ['mcp__localsrv__echo', { name: 'localsrv', source: 'local' }, { server: 'localsrv', tool: 'echo', source: 'local' }],
+    ['mcp__projsrv__echo', { name: 'projsrv', source: 'project' }, { server: 'projsrv', tool: 'echo', source: 'project' }],
+  ];
+  const input = (tool: string, mcp_server: unknown, id = 't1') =>
+    JSON.stringify({ session_id: 'sess-2', hook_event_name: 'PostToolUse', tool_name: tool, tool_use_id: id, tool_input: {}, cwd: '/w', mcp_server });
+
+  test.each(MEASURED)('%s: the observation keeps the scope the runtime named, and its own name of the server when it differs', (tool, given, want) => {
+    expect(observeHookInput(Buffer.from(input(tool, given)), '2026-12-01T10:00:00.000Z').mcp).toEqual(want);
+  });
+
+  test('the runtime’s word wins over the files, and a source that is no scope word is not kept: the files answer then', async () => {
+    const root = tempDir();
+    const config = tempDir();
+    writeFileSync(join(config, '.claude.json'), JSON.stringify(servers('lab')));
+    const run = async (id: string, given: unknown) => {
+      const stdin = new PassThrough();
+      stdin.end(input('mcp__lab__echo', given, id));
+      return (await runHook({ root, stdin, env: { CLAUDE_CONFIG_DIR: config }, budgetMs: 5000 })).observation.mcp;
+    };
+    expect(await run('a', { name: 'lab', source: 'dynamic' })).toEqual({ server: 'lab', tool: 'echo', source: 'dynamic' });
+    expect(await run('b', { name: 'lab', source: 'Not A Scope!' })).toEqual({ server: 'lab', tool: 'echo', source: 'user' });
+    expect(await run('c', { name: 'lab', source: 7 })).toEqual({ server: 'lab', tool: 'echo', source: 'user' });
+    expect(await run('d', 'lab')).toEqual({ server: 'lab', tool: 'echo', source: 'user' });
   });
 });
 

@@ -193,6 +193,10 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     writable(f.path);
     rmSync(f.path);
   },
+  // The plan says the MCP call took a second longer than the session that was built: its pushed duration no longer matches.
+  metrics_match_the_plan: (ctx) => {
+    ctx.scn = { ...ctx.scn, interval: ctx.scn.interval + 1000 };
+  },
   // A file the build wrote changed after it was marked: a pipeline must keep the session for a person.
   removed_after_sent: (ctx) => {
     const main = readdirSync(join(ctx.dir, '_source', 'projects'), { recursive: true })
@@ -318,13 +322,16 @@ describe('scenario check judges what an expectation names', () => {
     );
   });
 
-  test.each(Object.keys(NOT_EVALUATED))('%s, named true or false, makes the scenario incomplete by name, never passed', (name) => {
-    for (const want of [true, false]) {
-      const [r] = check({ properties: { [name]: want } }, SCENARIO, ['sd']);
-      expect(r!.status).toBe('incomplete');
-      expect(r!.unchecked).toEqual([`properties.${name} (${NOT_EVALUATED[name]})`]);
-    }
-  });
+  // Every property asz 0.6 names is evaluated now; a name added here without an evaluator must still be incomplete, never passed.
+  const notEvaluated = Object.keys(NOT_EVALUATED);
+  if (notEvaluated.length)
+    test.each(notEvaluated)('%s, named true or false, makes the scenario incomplete by name, never passed', (name) => {
+      for (const want of [true, false]) {
+        const [r] = check({ properties: { [name]: want } }, SCENARIO, ['sd']);
+        expect(r!.status).toBe('incomplete');
+        expect(r!.unchecked).toEqual([`properties.${name} (${NOT_EVALUATED[name]})`]);
+      }
+    });
 
   test('scenario keys the generator does not act on make the check incomplete with the reason; the changes of a Bash call are what the plugin sees', () => {
     const doc = {

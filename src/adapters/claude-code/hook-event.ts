@@ -46,8 +46,14 @@ export interface HookObservation {
   stream: string;
   tool?: string;
   tool_name?: string;
-  /** The server and tool an `mcp__<server>__<tool>` name names; `source` is where Claude Code's configuration of the server is (mcp-server-source.ts). */
-  mcp?: { server?: string; tool: string; source?: 'local' | 'project' | 'user' };
+  /**
+   * The server and tool an `mcp__<server>__<tool>` name names. `source` is where Claude Code's
+   * configuration of the server came from, in its own word (the input's `mcp_server.source`:
+   * `local`, `project`, `user`, `dynamic` for `--mcp-config`, `plugin` for a plugin's server), else
+   * looked up in the configuration files (mcp-server-source.ts); `name` is the runtime's name of the
+   * server when it differs from the tool name's (a plugin's `plugin:<plugin>:<server>`).
+   */
+  mcp?: { server?: string; tool: string; source?: string; name?: string };
   outcome?: ExecutionOutcome;
   /** The runtime's own measure around the call (PostToolUse, PostToolUseFailure). */
   duration_ms?: number;
@@ -196,7 +202,26 @@ export function observeHookInput(raw: Buffer, time: string): HookObservation {
   if (kind === 'session_start') obs.reason = str(e.source);
   if (kind === 'session_end') obs.reason = str(e.reason);
   if (kind === 'other') obs.problem = native ? `a hook event this plugin does not hook: ${native}` : 'the input names no hook event';
-  return withIds(obs, native, str(e.session_id), str(e.agent_id), str(e.tool_use_id), str(e.tool_name));
+  const out = withIds(obs, native, str(e.session_id), str(e.agent_id), str(e.tool_use_id), str(e.tool_name));
+  if (out.mcp) out.mcp = withRuntimeServer(out.mcp, e.mcp_server);
+  return out;
+}
+
+/** A word the runtime uses for a configuration scope: short and plain, or it is not kept. */
+const SCOPE_WORD = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/**
+ * What the runtime itself says of the server (Claude Code 2.1.328 sends `mcp_server: {name,
+ * source}` to every hook of an MCP tool; measured in the lab for all five scopes). Its word wins
+ * over any lookup, since it is the scope the runtime actually loaded the server from.
+ */
+function withRuntimeServer(mcp: NonNullable<HookObservation['mcp']>, given: unknown): NonNullable<HookObservation['mcp']> {
+  if (!given || typeof given !== 'object' || Array.isArray(given)) return mcp;
+  const { name, source } = given as { name?: unknown; source?: unknown };
+  const out = { ...mcp };
+  if (typeof source === 'string' && SCOPE_WORD.test(source)) out.source = source;
+  if (typeof name === 'string' && name !== '' && name !== mcp.server) out.name = clip(name);
+  return out;
 }
 
 function withIds(obs: HookObservation, native?: string, session?: string, agent?: string, tool?: string, toolName?: string): HookObservation {

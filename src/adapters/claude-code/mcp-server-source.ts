@@ -1,10 +1,12 @@
 /**
  * Where Claude Code's configuration of an MCP server comes from, in its own words: `local` (the
  * project's entry in the user's `.claude.json`), `project` (a `.mcp.json` in the project) or `user`
- * (the top of `.claude.json`). A hook's input names the server only inside the tool name, so the
- * plugin looks the name up in those files. Claude Code takes the first scope that defines a name in
- * that order, so the same order answers here. A server none of them defines (one given with
- * `--mcp-config`, or a plugin's own) has no source: it is left out, never guessed.
+ * (the top of `.claude.json`). Claude Code 2.1.328 names the scope itself in every MCP hook's input
+ * (`mcp_server.source`, read by hook-event.ts, which also gives `dynamic` and `plugin`); this lookup
+ * answers only for a runtime that does not, naming the server by the tool name alone. Claude Code
+ * takes the first scope that defines a name in that order, so the same order answers here. A server
+ * none of the files defines (one given with `--mcp-config`, or a plugin's own) has no source here:
+ * it is left out, never guessed.
  */
 import { dirname, join } from 'node:path';
 
