@@ -14,17 +14,33 @@ export class RowGroups {
     this.last = new Int32Array(capacity);
   }
 
+  /** The key of the group the last row joined, and that group's first row: rows of one key often come together. */
+  private lastKey: string | undefined;
+  private lastFirst = -1;
+
   /** Adds `row` (added in increasing order) to the group of `key`; a row with no key joins none. */
   add(key: string | undefined, row: number): void {
     if (key === undefined) return;
-    const first = this.firstOf.get(key);
+    const first = key === this.lastKey ? this.lastFirst : this.firstOf.get(key);
     if (first === undefined) {
       this.firstOf.set(key, row);
-      this.last[row] = row;
-    } else {
-      this.next[this.last[first]!] = row;
-      this.last[first] = row;
-    }
+      this.start(row);
+    } else this.append(first, row);
+    this.lastKey = key;
+    this.lastFirst = first ?? row;
+  }
+
+  /**
+   * Starts a group at `row` that the caller finds by its own means (an object it already holds),
+   * with no key: the join saves a lookup in a large map per row. Rows are added with `append`.
+   */
+  start(row: number): void {
+    this.last[row] = row;
+  }
+  /** Adds `row` to the group whose first row is `first`. */
+  append(first: number, row: number): void {
+    this.next[this.last[first]!] = row;
+    this.last[first] = row;
   }
 
   /** The group's first row, or -1; walk on with `after`. */

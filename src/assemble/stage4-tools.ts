@@ -10,6 +10,8 @@ export interface ToolUse {
   entry: IndexEntry;
   block: number;
   results: { entry: IndexEntry; block: number; part: IndexedPart }[];
+  /** Stage 9's: the first of the runtime's events and spans naming this use (a row of its join's table). */
+  telemetryRow?: number;
 }
 
 /**

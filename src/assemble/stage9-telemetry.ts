@@ -20,7 +20,10 @@ const round3x = (n: number) => Math.round(n * 1e6) / 1e6;
 interface Joined {
   t: ObservationTable;
   byRequest: RowGroups;
-  byToolUse: RowGroups;
+  /** The rows of each landed tool use, found from the use itself (`ToolUse.telemetryRow`), not by its id. */
+  toolRows: RowGroups;
+  /** The rows naming a tool use no landed call holds, by its id. */
+  byUnknownToolUse: RowGroups;
   byPrompt: RowGroups;
   byParentSpan: RowGroups;
   times: IsoTimes;
@@ -64,7 +67,8 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const j: Joined = {
     t,
     byRequest: new RowGroups(n),
-    byToolUse: new RowGroups(n),
+    toolRows: new RowGroups(n),
+    byUnknownToolUse: new RowGroups(n),
     byPrompt: new RowGroups(n),
     byParentSpan: new RowGroups(n),
     times: new IsoTimes(),
@@ -77,11 +81,15 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     return e?.fileKind === 'transcript' ? e.call : undefined;
   };
   const callOfRequest = new Map<string, string>();
+  // Its inverse, made as it grows: when two requests name one call, the one bridged last is the call's.
+  const requestOfCall = new Map<string, string>();
   const bridge = (request: string | undefined, call: string | undefined) => {
     if (!request || !call) return;
     const prev = callOfRequest.get(request);
-    if (prev === undefined) callOfRequest.set(request, call);
-    else if (prev !== call) addUnresolved(ctx, 'telemetry', `request/${request}`, `the runtime ties request ${request} to two calls, ${prev} and ${call}`);
+    if (prev === undefined) {
+      callOfRequest.set(request, call);
+      requestOfCall.set(call, request);
+    } else if (prev !== call) addUnresolved(ctx, 'telemetry', `request/${request}`, `the runtime ties request ${request} to two calls, ${prev} and ${call}`);
   };
   for (let r = 0; r < n; r++) {
     const kind = t.kind(r);
@@ -91,15 +99,19 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
       const record = t.text('record', r);
       if (record) bridge(request, callOfRecord(record));
     }
-    if ((kind === 'tool_decision' || kind === 'tool_result') && toolUse) bridge(request, uses.get(toolUse)?.entry.call);
+    const bridging = kind === 'tool_decision' || kind === 'tool_result';
+    if ((bridging || kind === 'tool_span' || kind === 'tool_execution_span') && toolUse !== undefined) {
+      const use = uses.get(toolUse);
+      if (bridging && toolUse) bridge(request, use?.entry.call);
+      if (!use) j.byUnknownToolUse.add(toolUse, r);
+      else if (use.telemetryRow === undefined) j.toolRows.start((use.telemetryRow = r));
+      else j.toolRows.append(use.telemetryRow, r);
+    }
     if (kind === 'call' || kind === 'call_span' || kind === 'call_error') j.byRequest.add(request, r);
-    if (kind === 'tool_decision' || kind === 'tool_result' || kind === 'tool_span' || kind === 'tool_execution_span') j.byToolUse.add(toolUse, r);
     if (kind === 'tool_blocked_span') j.byParentSpan.add(t.text('parentSpanId', r), r);
     j.byPrompt.add(t.text('prompt', r), r);
   }
 
-  const requestOfCall = new Map<string, string>();
-  for (const [request, call] of callOfRequest) requestOfCall.set(call, request);
   const retries = retriesOfCalls(ctx, failures);
   for (const [id, node] of ctx.out.nodes) {
     if (node.kind !== 'llm.call') continue;
@@ -131,19 +143,19 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     const node = ctx.out.nodes.get(entityId('tool', u.id));
     if (!node) continue;
     let blocked: number[] | undefined;
-    for (let r = j.byToolUse.first(u.id); r >= 0; r = j.byToolUse.after(r))
+    const first = u.telemetryRow ?? -1;
+    for (let r = first; r >= 0; r = j.toolRows.after(r))
       if (t.kind(r) === 'tool_span' && t.text('spanId', r))
         for (let b = j.byParentSpan.first(t.text('spanId', r)); b >= 0; b = j.byParentSpan.after(b)) (blocked ??= []).push(b);
-    toolFigures((node.attrs ??= {}), j.byToolUse.first(u.id), blocked, j);
+    toolFigures((node.attrs ??= {}), first, blocked, j);
   }
   const toolSpanIds = new Set<string>();
   for (let r = 0; r < n; r++) {
     const spanId = t.kind(r) === 'tool_span' ? t.text('spanId', r) : undefined;
     if (spanId) toolSpanIds.add(spanId);
   }
-  for (const toolUse of j.byToolUse.keys()) {
-    if (uses.has(toolUse)) continue;
-    addUnresolved(ctx, 'telemetry', `tool_use/${toolUse}`, `${namesOf(t, j.byToolUse, toolUse)} names tool use ${toolUse}, which no landed call holds`);
+  for (const toolUse of j.byUnknownToolUse.keys()) {
+    addUnresolved(ctx, 'telemetry', `tool_use/${toolUse}`, `${namesOf(t, j.byUnknownToolUse, toolUse)} names tool use ${toolUse}, which no landed call holds`);
   }
   for (const parent of j.byParentSpan.keys()) {
     if (toolSpanIds.has(parent)) continue;
@@ -190,7 +202,8 @@ function callFigures(out: Record<string, unknown>, request: string | undefined, 
       if (span < 0) span = r;
     }
     if (kind === 'call_error' || (kind === 'call_span' && t.succeeded(r) === false)) (failed ??= []).push(r);
-    (refs ??= []).push(refAt(t, r));
+    if (refs) refs.push(refAt(t, r));
+    else refs = [refAt(t, r)]; // made with its one element: an array's first push reserves room for 16
   }
   const num = (field: Parameters<ObservationTable['number']>[0], r: number) => (r < 0 ? undefined : t.number(field, r));
   const text = (field: Parameters<ObservationTable['text']>[0], r: number) => (r < 0 ? undefined : t.text(field, r));
@@ -265,7 +278,7 @@ const CALL_FIGURES = ['duration_ms', 'ttft_ms', 'cost_usd'];
 
 /** The first row of a kind in a tool use's group, or -1. */
 function firstOfKind(j: Joined, first: number, kind: ObservationKind): number {
-  for (let r = first; r >= 0; r = j.byToolUse.after(r)) if (j.t.kind(r) === kind) return r;
+  for (let r = first; r >= 0; r = j.toolRows.after(r)) if (j.t.kind(r) === kind) return r;
   return -1;
 }
 
@@ -336,9 +349,13 @@ function toolFigures(out: Record<string, unknown>, first: number, blocked: numbe
     out.unavailable_reason = !j.exported ? NO_EXPORT : decisionText === 'reject' && missing.length === 1 ? 'the tool was refused and never ran' : NOT_YET;
   }
   if (first >= 0 || blocked) {
-    const refs: Ref[] = [];
-    for (let r = first; r >= 0; r = j.byToolUse.after(r)) refs.push(refAt(t, r));
-    if (blocked) for (const b of blocked) refs.push(refAt(t, b));
+    let count = blocked?.length ?? 0;
+    for (let r = first; r >= 0; r = j.toolRows.after(r)) count++;
+    // Sized up front: kept in the document, an array grown by pushes keeps room for 16.
+    const refs = new Array<Ref>(count);
+    let i = 0;
+    for (let r = first; r >= 0; r = j.toolRows.after(r)) refs[i++] = refAt(t, r);
+    if (blocked) for (const b of blocked) refs[i++] = refAt(t, b);
     out.telemetry_refs = refs;
   }
 }

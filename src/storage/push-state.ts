@@ -36,6 +36,17 @@
  *
  * A `reason` holds for the `rejected` lines below it, up to the next `reason` or `endpoint` line.
  *
+ * Files an exporter sent with content withheld (its `hide`) follow a `hide` line naming the
+ * categories, comma-separated; it holds for the `pushed` lines below it, up to the next `hide` or
+ * `endpoint` line. A file pushed under no `hide` line went whole. A pusher whose `hide` differs
+ * from the one a file went under sends the file again (`sentUnder`):
+ *
+ * ```text
+ * endpoint grpc://127.0.0.1:11800
+ * hide tool_outputs,user_prompts
+ * pushed <session>/streams/main/transcript-….sd 9f2c…
+ * ```
+ *
  * A spool file removed once every receiver took it (spool-removal.ts) is forgotten here too,
  * for every endpoint, but only after it is gone: forgetting a file that is still there would send
  * it again.
@@ -92,6 +103,8 @@ export class PushState {
   readonly path: string;
   private readonly lockPath: string;
   private readonly byEndpoint = new Map<string, Map<string, string>>();
+  /** Per endpoint: file → the `hide` it went under (sorted, comma-separated), for files that went with a non-empty one. */
+  private readonly hideBy = new Map<string, Map<string, string>>();
   /** Per endpoint: rejected file → the receiver's reason. */
   private readonly rejectedBy = new Map<string, Map<string, string>>();
   /** `endpoint` lines in the file, against distinct endpoints: decides when to rewrite. */
@@ -115,6 +128,27 @@ export class PushState {
     return this.byEndpoint.get(endpoint) ?? new Map();
   }
 
+  /**
+   * What was sent to `endpoint` under exactly the withholding `hide` names (none: sent whole):
+   * path → digest. A file that went under another `hide` is left out, so it is sent again.
+   */
+  sentUnder(endpoint: string, hide: readonly string[]): ReadonlyMap<string, string> {
+    const all = this.sent(endpoint);
+    const key = hideKey(hide);
+    const under = this.hideBy.get(endpoint);
+    if (!under?.size && key === '') return all;
+    const out = new Map<string, string>();
+    for (const [rel, digest] of all) if ((under?.get(rel) ?? '') === key) out.set(rel, digest);
+    return out;
+  }
+
+  /** The `hide` a file went to `endpoint` under: its categories, none when it went whole or was never sent. */
+  hideOf(endpoint: string, rel: string): string[] {
+    this.refresh();
+    const key = this.hideBy.get(endpoint)?.get(rel);
+    return key ? key.split(',') : [];
+  }
+
   endpoints(): string[] {
     this.refresh();
     return [...this.byEndpoint.keys()];
@@ -135,34 +169,43 @@ export class PushState {
   }
 
   /** The lines one request appends: its endpoint, its files, and its rejection if it had one. */
-  private appendText(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): string {
+  private appendText(endpoint: string, files: readonly PushedFile[], rejection: Rejection | undefined, hide: string): string {
     let text = this.knownSize <= 0 ? 'schema 1\n' : '';
-    text += `endpoint ${endpoint}\n` + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
+    text += `endpoint ${endpoint}\n` + (hide ? `hide ${hide}\n` : '') + files.map((f) => `pushed ${f.rel} ${f.digest}\n`).join('');
     if (rejection?.files.length) text += `reason ${reasonLine(rejection.reason)}\n` + rejection.files.map((rel) => `rejected ${rel}\n`).join('');
     return text;
   }
 
   /** What an append means in memory, once it is durable. */
-  private noteAppended(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): void {
+  private noteAppended(endpoint: string, files: readonly PushedFile[], rejection: Rejection | undefined, hide: string): void {
     this.endpointLines++;
     const m = this.byEndpoint.get(endpoint) ?? this.byEndpoint.set(endpoint, new Map()).get(endpoint)!;
     for (const f of files) m.set(f.rel, f.digest);
+    const h = this.hideBy.get(endpoint);
+    if (hide) {
+      const under = h ?? this.hideBy.set(endpoint, new Map()).get(endpoint)!;
+      for (const f of files) under.set(f.rel, hide);
+    } else if (h) for (const f of files) h.delete(f.rel);
     if (rejection?.files.length) {
       const r = this.rejectedBy.get(endpoint) ?? this.rejectedBy.set(endpoint, new Map()).get(endpoint)!;
       for (const rel of rejection.files) r.set(rel, reasonLine(rejection.reason));
     }
   }
 
-  /** Records files as sent to `endpoint`, durably, before returning; `rejection`: the files of them the receiver took with a partial success. */
-  record(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): void {
+  /**
+   * Records files as sent to `endpoint`, durably, before returning; `rejection`: the files of them
+   * the receiver took with a partial success; `hide`: the categories withheld from them.
+   */
+  record(endpoint: string, files: readonly PushedFile[], rejection?: Rejection, hide: readonly string[] = []): void {
     if (files.length === 0) return;
     for (const f of files) checkEntry(f);
+    const withheld = hideKey(hide);
     checkRejection(files, rejection);
     if (/\s/.test(endpoint)) throw new AszError(`an endpoint with white space cannot be recorded: ${JSON.stringify(endpoint)}`, this.path);
     this.locked(() => {
       this.refresh();
       this.dropTornTail();
-      const text = this.appendText(endpoint, files, rejection);
+      const text = this.appendText(endpoint, files, rejection, withheld);
       try {
         const fd = openSync(this.path, 'a', 0o644);
         try {
@@ -177,7 +220,7 @@ export class PushState {
         throw cannotRecord(err, this.path);
       }
       this.noteWritten();
-      this.noteAppended(endpoint, files, rejection);
+      this.noteAppended(endpoint, files, rejection, withheld);
       if (this.endpointLines > 4 * this.byEndpoint.size + 64) this.rewrite();
     });
   }
@@ -189,9 +232,15 @@ export class PushState {
    * loop also serves the request on the wire). Calls are applied in order; the promise settles
    * once the lines are durable.
    */
-  recordAsync(endpoint: string, files: readonly PushedFile[], rejection?: Rejection): Promise<void> {
+  recordAsync(endpoint: string, files: readonly PushedFile[], rejection?: Rejection, hide: readonly string[] = []): Promise<void> {
     if (files.length === 0) return this.chain;
     for (const f of files) checkEntry(f);
+    let withheld: string;
+    try {
+      withheld = hideKey(hide);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     checkRejection(files, rejection);
     if (/\s/.test(endpoint)) return Promise.reject(new AszError(`an endpoint with white space cannot be recorded: ${JSON.stringify(endpoint)}`, this.path));
     const run = async () => {
@@ -200,7 +249,7 @@ export class PushState {
       try {
         this.refresh();
         this.dropTornTail();
-        const text = this.appendText(endpoint, files, rejection);
+        const text = this.appendText(endpoint, files, rejection, withheld);
         try {
           const fh = await open(this.path, 'a', 0o644);
           try {
@@ -215,7 +264,7 @@ export class PushState {
           throw cannotRecord(err, this.path);
         }
         this.noteWritten();
-        this.noteAppended(endpoint, files, rejection);
+        this.noteAppended(endpoint, files, rejection, withheld);
         if (this.endpointLines > 4 * this.byEndpoint.size + 64) this.rewrite();
       } finally {
         lock.release();
@@ -237,6 +286,7 @@ export class PushState {
       let n = 0;
       for (const m of this.byEndpoint.values()) for (const rel of rels) if (m.delete(rel)) n++;
       for (const m of this.rejectedBy.values()) for (const rel of rels) m.delete(rel);
+      for (const m of this.hideBy.values()) for (const rel of rels) m.delete(rel);
       if (n > 0) this.rewrite();
       return n;
     });
@@ -247,6 +297,7 @@ export class PushState {
     this.locked(() => {
       this.refresh();
       const had = this.byEndpoint.delete(endpoint);
+      this.hideBy.delete(endpoint);
       if (this.rejectedBy.delete(endpoint) || had) this.rewrite();
     });
   }
@@ -273,7 +324,15 @@ export class PushState {
     const lines = ['schema 1', `updated_at ${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}`];
     for (const [endpoint, files] of this.byEndpoint) {
       lines.push(`endpoint ${endpoint}`);
-      for (const [rel, digest] of files) lines.push(`pushed ${rel} ${digest}`);
+      // Files that went whole first, then those of each hide, under their hide line.
+      const under = this.hideBy.get(endpoint);
+      const byHide = new Map<string, string[]>();
+      for (const [rel, digest] of files) {
+        const hide = under?.get(rel);
+        if (hide) (byHide.get(hide) ?? byHide.set(hide, []).get(hide)!).push(`pushed ${rel} ${digest}`);
+        else lines.push(`pushed ${rel} ${digest}`);
+      }
+      for (const [hide, pushed] of byHide) lines.push(`hide ${hide}`, ...pushed);
       const byReason = new Map<string, string[]>();
       for (const [rel, reason] of this.rejectedBy.get(endpoint) ?? []) (byReason.get(reason) ?? byReason.set(reason, []).get(reason)!).push(rel);
       for (const [reason, rels] of byReason) lines.push(`reason ${reason}`, ...rels.map((rel) => `rejected ${rel}`));
@@ -304,6 +363,7 @@ export class PushState {
     if (size === this.knownSize && ino === this.knownIno) return;
     this.byEndpoint.clear();
     this.rejectedBy.clear();
+    this.hideBy.clear();
     this.endpointLines = 0;
     this.knownSize = size;
     this.knownIno = ino;
@@ -316,6 +376,7 @@ export class PushState {
     let current: Map<string, string> | undefined;
     let currentEndpoint = 'unknown';
     let reason = 'no reason recorded';
+    let hide = '';
     lines.forEach((line, i) => {
       const n = i + 1;
       if (line === '') return;
@@ -333,6 +394,7 @@ export class PushState {
           current = this.byEndpoint.get(rest) ?? this.byEndpoint.set(rest, new Map()).get(rest)!;
           currentEndpoint = rest;
           reason = 'no reason recorded'; // asz writes rejected lines without one
+          hide = '';
           this.endpointLines++;
           return;
         case 'pushed': {
@@ -343,8 +405,18 @@ export class PushState {
           // Files pushed before any endpoint line: an older writer that named no receiver.
           if (!current) current = this.byEndpoint.get('unknown') ?? this.byEndpoint.set('unknown', new Map()).get('unknown')!;
           current.set(rel, digest);
+          const under = this.hideBy.get(currentEndpoint);
+          if (hide) (under ?? this.hideBy.set(currentEndpoint, new Map()).get(currentEndpoint)!).set(rel, hide);
+          else under?.delete(rel);
           return;
         }
+        case 'hide':
+          try {
+            hide = hideKey(rest ? rest.split(',') : []);
+          } catch (err) {
+            throw new PushStateError(this.path, n, `a hide line is not "hide <category>,…": ${(err as Error).message}`);
+          }
+          return;
         case 'reason':
           reason = rest || 'no reason given';
           return;
@@ -370,6 +442,12 @@ export class PushState {
       lock.release();
     }
   }
+}
+
+/** A hide list as push.state writes it: distinct names, sorted, comma-separated; empty for none. */
+function hideKey(hide: readonly string[]): string {
+  for (const c of hide) if (!/^[a-z][a-z0-9_]*$/.test(c)) throw new AszError(`not a category name: ${JSON.stringify(c)}`, PUSH_STATE);
+  return [...new Set(hide)].sort().join(',');
 }
 
 function checkRejection(files: readonly PushedFile[], rejection: Rejection | undefined): void {

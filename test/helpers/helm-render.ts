@@ -7,7 +7,7 @@ import { parse, stringify } from 'yaml';
  * binary exists here: text, `{{ pipeline }}`, `{{- … -}}` whitespace trimming, comments,
  * `if` / `else if` / `else` / `end`, fields of `.Values` `.Release` `.Chart`, string and number
  * literals, parentheses, `|` pipes, and the functions quote, toYaml, indent, nindent, eq, ne,
- * not, and, or, default, required. Anything else is an error, so the chart cannot drift into
+ * not, and, or, default, required, kindIs. Anything else is an error, so the chart cannot drift into
  * syntax this renderer would get wrong. Unlike helm, a `.Values` path that does not exist is an
  * error too (helm prints nothing), which is what the chart's tests want.
  */
@@ -77,7 +77,7 @@ function tokenize(s: string, where: string): string[] {
   return toks;
 }
 
-const FUNCS = new Set(['quote', 'toYaml', 'indent', 'nindent', 'eq', 'ne', 'not', 'and', 'or', 'default', 'required']);
+const FUNCS = new Set(['quote', 'toYaml', 'indent', 'nindent', 'eq', 'ne', 'not', 'and', 'or', 'default', 'required', 'kindIs']);
 
 function parseExpr(toks: string[], where: string): Expr {
   let i = 0;
@@ -178,6 +178,18 @@ function truthy(v: unknown): boolean {
   return true;
 }
 
+/**
+ * The Go kind Helm's kindIs compares against, for a value read from YAML (numbers arrive as
+ * float64): tells an empty list from an absent value, which `if` cannot.
+ */
+function kindOf(v: unknown): string {
+  if (v === null || v === undefined) return 'invalid';
+  if (Array.isArray(v)) return 'slice';
+  if (typeof v === 'object') return 'map';
+  if (typeof v === 'number') return 'float64';
+  return typeof v === 'boolean' ? 'bool' : 'string';
+}
+
 /** Go's %q for the strings a chart quotes. */
 const goQuote = (v: unknown) => JSON.stringify(v === null || v === undefined ? '' : String(v));
 
@@ -253,6 +265,9 @@ function evaluate(e: Expr, dot: unknown, root: RenderContext, where: string, pip
           want(2);
           if (!truthy(args[1])) throw new TemplateError(`${where}: ${String(args[0])}`);
           return args[1];
+        case 'kindIs':
+          want(2);
+          return args[0] === kindOf(args[1]);
       }
       throw new TemplateError(`${where}: function ${e.fn}`);
     }

@@ -259,7 +259,7 @@ describe('the otlp exporter withholds what hide names from every file it sends',
     for (const m of ['prompt-mk-a9d3', 'otlp-prompt-mk-51f0']) expect({ m, found: leaks(sent, m).length > 0 }).toEqual({ m, found: true });
   });
 
-  test('the test OAP stores every withheld file: its digest and line checks pass on what it got', async () => {
+  test('the test OAP stores every withheld file, and each file again when hide changes: its digest and line checks pass on what it got', async () => {
     const oap = new TestOap();
     await oap.start();
     try {
@@ -273,9 +273,77 @@ describe('the otlp exporter withholds what hide names from every file it sends',
       }
       expect(oap.notStored()).toEqual([]);
       expect(oap.accepted().length).toBe(before.size);
+      // Nothing withheld any more: every file goes again, whole, and the OAP stores each copy too.
+      const whole = new Pusher({
+        root,
+        cfg: validateOtlpExporterConfig({ endpoint: `http://${oap.httpAddress}`, hide: [] }, 'exporters.otlp/oap'),
+        logs: true,
+        metrics: undefined,
+        stateDir,
+      });
+      try {
+        expect((await whole.pass({ force: true })).problems).toEqual([]);
+      } finally {
+        whole.close();
+      }
+      expect(oap.notStored()).toEqual([]);
+      expect(oap.accepted().length).toBe(2 * before.size);
     } finally {
       await oap.close();
     }
+  });
+
+  test('a changed hide sends again what went under another one; an unchanged hide sends nothing again', async () => {
+    const stateDir = tempDir('aszcol-export-withhold-again-');
+    const endpoint = sink.grpcAddress;
+    const logLines: { msg: string; fields?: Record<string, unknown> }[] = [];
+    const pass = async (hide: WithholdCategory[]) => {
+      const since = sink.received.length;
+      const cfg = validateOtlpExporterConfig({ endpoint, hide }, 'exporters.otlp/sink');
+      const pusher = new Pusher({ root, cfg, logs: true, metrics: undefined, stateDir, log: (_level, msg, fields) => logLines.push({ msg, fields }) });
+      try {
+        const report = await pusher.pass({ force: true });
+        expect(report.problems).toEqual([]);
+        const sent: Sent[] = [];
+        for (const r of sink.received.slice(since).filter((x) => x.accepted && x.signal === 'logs'))
+          for (const rl of r.request.resourceLogs)
+            for (const sl of rl.scopeLogs)
+              for (const rec of sl.logRecords)
+                sent.push({ rel: attrs(rec.attributes)['asz.file'] as string, body: rec.body.stringValue as string, a: attrs(rec.attributes) });
+        return { sent, report };
+      } finally {
+        pusher.close();
+      }
+    };
+    const state = () => new PushState(stateDir);
+    const key = `grpc://${endpoint}`;
+
+    const hidden = await pass(ALL);
+    expect(hidden.sent.length).toBe(before.size);
+    expect(leaks(hidden.sent, 'prompt-mk-a9d3')).toEqual([]);
+    // push.state says under which hide each file went (in the canonical order it writes).
+    for (const rel of before.keys()) expect({ rel, hide: state().hideOf(key, rel) }).toEqual({ rel, hide: [...ALL].sort() });
+    expect(readFileSync(state().path, 'utf8')).toContain(`hide ${[...ALL].sort().join(',')}\n`);
+    expect((await pass([...ALL].reverse())).sent).toEqual([]); // the same set, named in another order
+
+    // Nothing withheld now: every file goes again, whole, and the receiver gets what it lacked.
+    const whole = await pass([]);
+    expect(whole.sent.map((x) => x.rel).sort()).toEqual([...before.keys()].sort());
+    for (const x of whole.sent)
+      expect({ rel: x.rel, same: Buffer.from(x.body, 'utf8').equals(readFileSync(join(root, x.rel))) }).toEqual({ rel: x.rel, same: true });
+    for (const m of Object.keys(MARKERS)) expect({ m, found: leaks(whole.sent, m).length > 0 }).toEqual({ m, found: true });
+    expect(logLines.filter((l) => l.msg.includes('go again')).map((l) => l.fields?.files)).toEqual([before.size]);
+    for (const rel of before.keys()) expect({ rel, hide: state().hideOf(key, rel) }).toEqual({ rel, hide: [] });
+    expect((await pass([])).sent).toEqual([]);
+
+    // Withholding again: the files go once more, withheld, each saying so.
+    const narrowed = await pass(['tool_outputs']);
+    expect(narrowed.sent.length).toBe(before.size);
+    expect(leaks(narrowed.sent, 'out-mk-c6e4')).toEqual([]);
+    for (const x of narrowed.sent) expect(x.a['asz.withheld.hide']).toBe('tool_outputs');
+    const reread = state();
+    for (const rel of before.keys()) expect({ rel, hide: reread.hideOf(key, rel) }).toEqual({ rel, hide: ['tool_outputs'] });
+    expect((await pass(['tool_outputs'])).sent).toEqual([]);
   });
 
   test('nothing landed is altered: the root holds the same bytes and verifies', () => {

@@ -312,6 +312,35 @@ describe('the helm chart', () => {
     expect(one(hidden, 'Service').spec.ports.map((p: any) => p.name)).not.toContain('view');
   });
 
+  test('view.hide and oap.hide reach the page and the export: unset, the export withholds what the page does; [] sends everything', () => {
+    const exporterOf = (values: unknown) => {
+      const ms = manifests(renderChart(CHART, { values }).text);
+      for (const m of ms) validate(m);
+      const cfg = aszcolConfig(ms);
+      return { view: configOf(cfg, 'view') as { hide?: string[] }, exporter: configOf(cfg, 'otlp/oap') as OtlpExporterConfig };
+    };
+    const endpoint = 'oap.skywalking:11800';
+    // The page withholds prompts and tool outputs; the exporter, told nothing, inherits them.
+    const inherited = exporterOf({ oap: { endpoint }, view: { hide: ['user_prompts', 'tool_outputs'] } });
+    expect(inherited.view.hide).toEqual(['user_prompts', 'tool_outputs']);
+    expect({ hide: inherited.exporter.hide, from: inherited.exporter.hideFrom }).toEqual({ hide: ['user_prompts', 'tool_outputs'], from: 'extensions.view' });
+    // An empty list is said, not dropped: the export sends everything whatever the page withholds.
+    const everything = exporterOf({ oap: { endpoint, hide: [] }, view: { hide: ['user_prompts'] } });
+    expect({ hide: everything.exporter.hide, from: everything.exporter.hideFrom }).toEqual({ hide: [], from: undefined });
+    // Its own list, with nothing withheld on the page.
+    const own = exporterOf({ oap: { endpoint, hide: ['api_bodies', 'system_prompt'] } });
+    expect(own.view.hide).toBeUndefined();
+    expect(own.exporter.hide).toEqual(['api_bodies', 'system_prompt']);
+    // The defaults write neither: the committed renderings stay as they were.
+    const plain = one(manifests(renderChart(CHART, { values: { oap: { endpoint } } }).text), 'ConfigMap').data['aszcol.yaml'] as string;
+    expect(plain).not.toMatch(/hide:/);
+    // A name the collector does not know is refused by the real loader, at its path in the ConfigMap.
+    expect(() => exporterOf({ oap: { endpoint, hide: ['bodies'] } })).toThrow(
+      /exporters\.otlp\/oap\.hide\[0\]: "bodies" is not a category that can be withheld/,
+    );
+    expect(() => exporterOf({ view: { hide: ['prompts'] } })).toThrow(/extensions\.view\.hide\[0\]: "prompts" is not a category that can be withheld/);
+  });
+
   test('terminationGracePeriodSeconds in values is longer than shutdownTimeout', () => {
     const values = parse(readFileSync(join(CHART, 'values.yaml'), 'utf8'));
     expect(values.terminationGracePeriodSeconds * 1000).toBeGreaterThan(parseDuration(values.shutdownTimeout));
@@ -331,6 +360,10 @@ describe('the template renderer', () => {
     expect(renderTemplate(t, ctx({ m: 'x', n: 5, o: false, l: { b: 1, a: [1] } }))).toBe('a:\n  x: "5"\nb:\n  a:\n    - 1\n  b: 1\n');
     expect(renderTemplate(t, ctx({ m: 'y', n: 5, o: true, l: [] }))).toBe('a:\n  o: 1\nb:\n  []\n');
     expect(renderTemplate(t, ctx({ m: 'y', n: 5, o: '', l: 'text' }))).toBe('a:\n  z: r\nb:\n  text\n');
+    // kindIs tells an empty list from an absent value, which if cannot.
+    const k =
+      '{{ kindIs "slice" .Values.a }}|{{ kindIs "slice" .Values.b }}|{{ kindIs "invalid" .Values.b }}|{{ kindIs "map" .Values.c }}|{{ if .Values.a }}x{{ end }}';
+    expect(renderTemplate(k, ctx({ a: [], b: null, c: { d: 1 } }))).toBe('true|false|true|true|');
     expect(
       renderTemplate('{{ and .Values.a (not .Values.b) }}|{{ .Values.c | default "d" }}|{{ .Values.e | indent 2 }}', ctx({ a: 'A', b: '', c: '', e: 'x\ny' })),
     ).toBe('true|d|  x\n  y'); // Go's and returns its last argument

@@ -188,7 +188,18 @@ export class Pusher {
     try {
       const sent = this.state.sent(this.endpoint);
       const plans: { signal: ExportSignal; files: PlannedFile[] }[] = [];
-      if (this.o.logs) plans.push({ signal: 'logs', files: planLogs(this.o.root, sent, this.conv) });
+      if (this.o.logs) {
+        // A file that went under another hide goes again under this one (metrics are never withheld).
+        const files = planLogs(this.o.root, this.state.sentUnder(this.endpoint, this.o.cfg.hide ?? []), this.conv);
+        const again = files.filter((f) => sent.has(f.rel)).length;
+        if (again > 0)
+          this.o.log?.('info', 'files sent before under another hide go again under this one', {
+            endpoint: this.endpoint,
+            files: again,
+            hide: this.o.cfg.hide ?? [],
+          });
+        plans.push({ signal: 'logs', files });
+      }
       if (this.metrics) plans.push({ signal: 'metrics', files: planMetrics(this.o.root, sent, this.metrics) });
       r.pending = plans.reduce((n, p) => n + p.files.length, 0);
       let stopped: Outcome | undefined;
@@ -275,7 +286,7 @@ export class Pusher {
         const outcome = await sending;
         if (outcome.ok) {
           const rejection: Rejection | undefined = outcome.rejected ? { reason: outcome.rejected.message, files: current.files.map((f) => f.rel) } : undefined;
-          const rec = this.state.recordAsync(this.endpoint, current.files, rejection);
+          const rec = this.state.recordAsync(this.endpoint, current.files, rejection, signal === 'logs' ? (this.o.cfg.hide ?? []) : []);
           rec.catch(() => (recordFailed = true));
           recorded.push(rec);
           counts.files += current.files.length;
