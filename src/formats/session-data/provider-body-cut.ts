@@ -41,6 +41,11 @@ function commonPrefix(a: Buffer, b: Buffer): number {
   return i;
 }
 
+function spansLines(body: Buffer, span: ByteSpan): boolean {
+  for (let i = span.from; i < span.to; i++) if (body[i] === 0x0a || body[i] === 0x0d) return true;
+  return false;
+}
+
 const continuationByte = (c: number | undefined) => c !== undefined && (c & 0xc0) === 0x80;
 
 /** The copy a request's front can be: the candidate sharing the longest front, ended before any piece it would cut in two and on a character boundary. */
@@ -84,7 +89,8 @@ function cutParts(store: ProviderBodyStore, body: Buffer, facts: BodyFacts): Par
   const parts: Part[] = [];
   const local = new Map<string, number>();
   for (const span of layout.pieces) {
-    if (span.from < pos) continue;
+    // A piece is spliced into its record's line as written, and a line cannot hold a line break: a value spelled across lines stays literal.
+    if (span.from < pos || spansLines(body, span)) continue;
     if (span.from > pos) segments.push({ lit: body.toString('utf8', pos, span.from) });
     const text = body.toString('utf8', span.from, span.to);
     const digest = sha256(body.subarray(span.from, span.to));
@@ -129,6 +135,7 @@ export function cutBodyRecord(store: ProviderBodyStore, base: BodyRecordBase, bo
     try {
       const record: SdRecord = { ...base, parts: cutParts(store, body, facts) };
       const line = encodeRecord(record);
+      if (line.includes('\n')) throw new Error('the cut record is not one line');
       // Read back as a reader will read it, against what the session holds: only that proves the bytes.
       if (!store.rebuildLine(line).equals(body)) throw new Error('the cut record rebuilds to other bytes');
       const added = store.add(at.seq, at.row, line);

@@ -42,6 +42,8 @@ export interface LocalCollectOptions {
   providerBodies?: string;
   /** How long a body that is not JSON yet may still be being written (tests shorten it). */
   bodySettleMs?: number;
+  /** Test hook, called after each provider_body file is installed with how many this pass installed (the crash test kills there). */
+  afterBodyFile?: (files: number) => void;
 }
 
 export interface PassReport {
