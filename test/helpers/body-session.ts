@@ -32,7 +32,9 @@ export function bodySession(calls: number, at = Date.parse('2026-06-01T09:00:00Z
       ],
       steps: [
         { input: 'make the build pass' },
-        ...Array.from({ length: calls - 1 }, (_, i) => ({ call: { text: `Step ${i + 1}.`, tool: { name: 'Bash', input: { command: `make step-${i + 1}` }, result: output } } })),
+        ...Array.from({ length: calls - 1 }, (_, i) => ({
+          call: { text: `Step ${i + 1}.`, tool: { name: 'Bash', input: { command: `make step-${i + 1}` }, result: output } },
+        })),
         { call: { text: 'The build passes.' } },
       ],
     },

@@ -52,13 +52,21 @@ function tool(r: () => number, i: number) {
 function markNewest(messages: Message[]): Message[] {
   return messages.map((m, i) => {
     const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content.map(({ cache_control: _c, ...b }) => b);
-    if (i === messages.length - 1) return { ...m, content: blocks.map((b, j) => (j === blocks.length - 1 ? { ...b, cache_control: { type: 'ephemeral' } } : b)) };
+    if (i === messages.length - 1)
+      return { ...m, content: blocks.map((b, j) => (j === blocks.length - 1 ? { ...b, cache_control: { type: 'ephemeral' } } : b)) };
     return { ...m, content: blocks.length === 1 ? blocks[0]!.text : blocks };
   });
 }
 
 function requestBody(c: Chain, spaced: boolean): Buffer {
-  const body = { model: 'claude-x', max_tokens: 1024, system: [{ type: 'text', text: c.system }], tools: c.tools, messages: markNewest(c.messages), stream: true };
+  const body = {
+    model: 'claude-x',
+    max_tokens: 1024,
+    system: [{ type: 'text', text: c.system }],
+    tools: c.tools,
+    messages: markNewest(c.messages),
+    stream: true,
+  };
   return Buffer.from(spaced ? JSON.stringify(body, null, 1) : JSON.stringify(body), 'utf8');
 }
 
@@ -66,12 +74,20 @@ function requestBody(c: Chain, spaced: boolean): Buffer {
 function edit(r: () => number, c: Chain, toolNo: () => number): void {
   const x = r();
   if (x < 0.45) c.messages.push({ role: c.messages.length % 2 ? 'user' : 'assistant', content: text(r, r() < 0.2) });
-  else if (x < 0.6) c.messages.push({ role: 'user', content: [{ type: 'text', text: text(r, false) }, { type: 'text', text: text(r, r() < 0.3) }] });
+  else if (x < 0.6)
+    c.messages.push({
+      role: 'user',
+      content: [
+        { type: 'text', text: text(r, false) },
+        { type: 'text', text: text(r, r() < 0.3) },
+      ],
+    });
   else if (x < 0.68) c.tools.push(tool(r, toolNo()));
   else if (x < 0.74 && c.tools.length > 1) c.tools.splice(Math.floor(r() * c.tools.length), 1);
   else if (x < 0.8 && c.tools.length) c.tools[0] = { ...c.tools[0]!, description: text(r, false) };
   else if (x < 0.85) c.system = text(r, r() < 0.5);
-  else if (x < 0.9) c.messages = [{ role: 'user', content: `summary: ${text(r, true)}` }]; // a compaction starts the list again
+  else if (x < 0.9)
+    c.messages = [{ role: 'user', content: `summary: ${text(r, true)}` }]; // a compaction starts the list again
   else c.messages.push({ role: 'assistant', content: text(r, true) });
 }
 
@@ -104,7 +120,8 @@ function landSession(seed: number, count: number): Landed {
     if (kind < 0.2) {
       role = 'response';
       bytes = Buffer.from(JSON.stringify({ id: `msg_${n}`, type: 'message', content: [{ type: 'text', text: text(r, r() < 0.3) }], stop_reason: 'end_turn' }));
-    } else if (kind < 0.23) bytes = requestBody(c, false).subarray(0, 300); // cut short by a crash while written
+    } else if (kind < 0.23)
+      bytes = requestBody(c, false).subarray(0, 300); // cut short by a crash while written
     else bytes = requestBody(c, r() < 0.1);
     const facts: BodyFacts = { role, src: `b${n}.${role}.json`, session: 's' };
     const row = file.lines.length + 1;
@@ -129,7 +146,8 @@ describe('the cut writer on randomized edit sequences', () => {
       const landed = landSession(seed, 60);
       expect({ seed, whole: landed.whole }).toEqual({ seed, whole: [] });
       const reader = new ProviderBodyStore();
-      for (const f of landed.files) expect({ seed, seq: f.seq, problems: reader.addFile(f.seq, fileText(f.seq, f.lines)) }).toEqual({ seed, seq: f.seq, problems: [] });
+      for (const f of landed.files)
+        expect({ seed, seq: f.seq, problems: reader.addFile(f.seq, fileText(f.seq, f.lines)) }).toEqual({ seed, seq: f.seq, problems: [] });
       for (const b of landed.bodies) {
         expect(reader.bodyAt(b.seq, b.row).equals(b.bytes)).toBe(true);
         sourceBytes += b.bytes.length;

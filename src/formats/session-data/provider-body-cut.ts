@@ -49,7 +49,12 @@ function spansLines(body: Buffer, span: ByteSpan): boolean {
 const continuationByte = (c: number | undefined) => c !== undefined && (c & 0xc0) === 0x80;
 
 /** The copy a request's front can be: the candidate sharing the longest front, ended before any piece it would cut in two and on a character boundary. */
-function bestCopy(store: ProviderBodyStore, body: Buffer, pieces: ByteSpan[], chain: string): { from: string; sha256: string; len: number; depth: number } | undefined {
+function bestCopy(
+  store: ProviderBodyStore,
+  body: Buffer,
+  pieces: ByteSpan[],
+  chain: string,
+): { from: string; sha256: string; len: number; depth: number } | undefined {
   let best: { from: string; sha256: string; len: number; depth: number } | undefined;
   for (const id of store.baseCandidates(chain, OTHER_TIPS)) {
     const m = store.manifestOf(id);
@@ -129,7 +134,13 @@ function cutParts(store: ProviderBodyStore, body: Buffer, facts: BodyFacts): Par
  * (`seq`/`row`: where it will land) so the bodies after it may refer to it. A body that is not one
  * JSON object in valid UTF-8 is written as bodyParts writes it (an unknown part with `why`).
  */
-export function cutBodyRecord(store: ProviderBodyStore, base: BodyRecordBase, body: Buffer, facts: BodyFacts, at: { seq: number; row: number; cut: boolean }): CutRecord {
+export function cutBodyRecord(
+  store: ProviderBodyStore,
+  base: BodyRecordBase,
+  body: Buffer,
+  facts: BodyFacts,
+  at: { seq: number; row: number; cut: boolean },
+): CutRecord {
   let whole: string | undefined;
   if (at.cut && !bodyProblem(body)) {
     try {

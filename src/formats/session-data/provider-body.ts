@@ -112,9 +112,7 @@ export function manifestOf(r: Pick<SdRecord, 'parts'>): ProviderBodyManifest | u
 export function rebuiltWithSessionFiles(r: Pick<SdRecord, 'parts'>): boolean {
   return (manifestOf(r)?.segments ?? []).some(
     (s) =>
-      (s.piece !== undefined && s.piece !== null) ||
-      (s.copy !== undefined && s.copy !== null) ||
-      (typeof s.part === 'number' && r.parts[s.part]?.k === 'data'),
+      (s.piece !== undefined && s.piece !== null) || (s.copy !== undefined && s.copy !== null) || (typeof s.part === 'number' && r.parts[s.part]?.k === 'data'),
   );
 }
 

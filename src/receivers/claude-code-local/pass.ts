@@ -103,7 +103,8 @@ export class LocalCollector {
     }
     if (this.bodies) {
       const b = this.bodies.pass();
-      report.bodies = { landed: b.landed, waiting: b.waiting, unreadable: b.unreadable };
+      // A body the cut writer wrote whole is named with why; a pass with none says nothing more.
+      report.bodies = { landed: b.landed, waiting: b.waiting, unreadable: b.unreadable, ...(b.writtenWhole.length ? { writtenWhole: b.writtenWhole } : {}) };
       report.landedFiles += b.landedFiles;
       report.landedRecords += b.landed;
       report.landedBytes += b.landedBytes;

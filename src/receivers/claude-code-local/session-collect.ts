@@ -66,7 +66,7 @@ export interface PassReport {
   errors: { where: string; message: string }[];
   durationMs: number;
   /** Provider bodies this pass: landed, waiting for their session or their last write, landed whole as unreadable. */
-  bodies?: { landed: number; waiting: number; unreadable: number };
+  bodies?: { landed: number; waiting: number; unreadable: number; writtenWhole?: { src: string; why: string }[] };
 }
 
 function target(root: string, s: SourceFile, stamp: string, at: string, adapter = ADAPTER): LandingTarget {
