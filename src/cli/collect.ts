@@ -21,6 +21,14 @@ export function passIsClean(r: PassReport): boolean {
   return r.errors.length === 0 && r.pending === 0 && r.conflicts === 0 && r.busy === 0;
 }
 
+function crashAfterBodyFiles(setting: string | undefined): ((files: number) => void) | undefined {
+  const after = Number(setting);
+  if (!setting || !Number.isInteger(after) || after < 1) return undefined;
+  return (files) => {
+    if (files >= after) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
 export async function runCollect(opts: { config?: string; once?: boolean; json?: boolean }, io: Io): Promise<number> {
   const cfg = configFor(opts.config, io);
   if (!cfg) return EXIT.config;
@@ -34,6 +42,8 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     providerBodies: local.providerBodies || undefined,
     // The crash test's hook: a real crash, between landing a file and committing its cursor.
     afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
+    // And between two provider_body files of one pass: the first installed, the next not begun.
+    afterBodyFile: crashAfterBodyFiles(process.env.ASZCOL_TEST_CRASH_AFTER_BODY_FILES),
   });
   if (opts.once) {
     try {

@@ -5,7 +5,8 @@
  * scenario wrote, not what was landed.
  */
 import { readSessionData } from '../formats/session-data/decode.js';
-import { manifestOf, rebuildBody } from '../formats/session-data/provider-body.js';
+import { manifestOf } from '../formats/session-data/provider-body.js';
+import { SessionProviderBodies } from '../storage/provider-body-files.js';
 import { entityId, type EntityFrame, type Ref } from '../formats/session-flow/types.js';
 import { loadChain } from '../storage/chain.js';
 import { listLanded } from '../storage/landed-files.js';
@@ -27,6 +28,8 @@ export function providerBodiesRebuild(dir: string, session: string, scn: Scenari
   const where = (s: string) => `provider_bodies_rebuild: ${s}`;
   const out: BodyViolation[] = [];
   const files = new Map(listLanded(dir, session).map((l) => [l.seq, l]));
+  // Read as a reader on demand reads them: the files up to the one a ref names, never a later one.
+  const bodies = new SessionProviderBodies([...files.values()].filter((l) => l.prefix === 'provider_body').map((l) => ({ seq: l.seq, path: l.path })));
   const calls = new Map<string, Node>();
   for (const e of loadChain(dir, session).fold.entities.values()) if (e.t === 'node' && e.kind === 'llm.call') calls.set(e.id, e);
   for (const line of (written.get('index.jsonl') ?? '').split('\n').filter(Boolean)) {
@@ -52,9 +55,14 @@ export function providerBodiesRebuild(dir: string, session: string, scn: Scenari
         });
         continue;
       }
-      const rebuilt = rebuildBody(record);
-      if ('problem' in rebuilt) out.push({ where: where(`${id} ${role}`), expected: file, got: rebuilt.problem });
-      else if (rebuilt.body !== written.get(file)) out.push({ where: where(`${id} ${role}`), expected: `the bytes of ${file}`, got: 'other bytes' });
+      let rebuilt: string;
+      try {
+        rebuilt = bodies.bodyAt(body.ref.seq, body.ref.row).toString('utf8');
+      } catch (err) {
+        out.push({ where: where(`${id} ${role}`), expected: file, got: (err as Error).message });
+        continue;
+      }
+      if (rebuilt !== written.get(file)) out.push({ where: where(`${id} ${role}`), expected: `the bytes of ${file}`, got: 'other bytes' });
     }
   }
   return out;

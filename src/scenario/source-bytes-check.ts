@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { readSessionData } from '../formats/session-data/decode.js';
 import { CHANGES_SCHEMA } from '../formats/session-data/changes.js';
 import { listLanded } from '../storage/landed-files.js';
-import { manifestOf, rebuildBody } from '../formats/session-data/provider-body.js';
+import { manifestOf } from '../formats/session-data/provider-body.js';
+import { SessionProviderBodies } from '../storage/provider-body-files.js';
 
 interface Violation {
   where: string;
@@ -26,19 +27,30 @@ const DATA_PARTS = new Set(['call', 'result', 'data', 'unknown']);
 
 const isDerived = (data: unknown) => typeof data === 'object' && data !== null && (data as { schema?: unknown }).schema === CHANGES_SCHEMA;
 
-/** A provider body file holds many source files, one per record: each record's body rebuilds to its own file's bytes. */
-function bodiesKeepSourceBytes(rel: string, records: ReturnType<typeof readSessionData>['records'], bodyDir: string, out: Violation[]): void {
-  for (const r of records) {
+/** A provider body file holds many source files, one per record: each record's body rebuilds (with the session's earlier files) to its own file's bytes. */
+function bodiesKeepSourceBytes(
+  rel: string,
+  seq: number,
+  records: ReturnType<typeof readSessionData>['records'],
+  bodies: SessionProviderBodies,
+  bodyDir: string,
+  out: Violation[],
+): void {
+  for (const [i, r] of records.entries()) {
     const src = manifestOf(r)?.src;
     const path = src === undefined ? undefined : join(bodyDir, src);
     if (!path || !existsSync(path)) continue;
-    const rebuilt = rebuildBody(r);
-    const source = readFileSync(path, 'utf8');
-    if ('problem' in rebuilt || rebuilt.body !== source)
+    let rebuilt: string | { problem: string };
+    try {
+      rebuilt = bodies.bodyAt(seq, i + 1).toString('utf8');
+    } catch (err) {
+      rebuilt = { problem: (err as Error).message };
+    }
+    if (typeof rebuilt !== 'string' || rebuilt !== readFileSync(path, 'utf8'))
       out.push({
         where: `parts_keep_source_bytes: ${rel} record ${r.ord}`,
         expected: `the bytes of ${src}`,
-        got: 'problem' in rebuilt ? rebuilt.problem : 'other bytes',
+        got: typeof rebuilt !== 'string' ? rebuilt.problem : 'other bytes',
       });
   }
 }
@@ -48,10 +60,11 @@ export function partsKeepSourceBytes(root: string, session: string, sourceRoot: 
   const files = listLanded(root, session).map((l) => ({ l, sd: readSessionData(l.path) }));
   const newest = new Map<string, string>();
   for (const f of files) newest.set(f.sd.header.src, f.l.rel);
+  const bodies = new SessionProviderBodies(files.filter((f) => f.sd.header.kind === 'provider_body').map((f) => ({ seq: f.l.seq, path: f.l.path })));
   for (const { l, sd } of files) {
     const { header } = sd;
     if (header.kind === 'provider_body') {
-      bodiesKeepSourceBytes(l.rel, sd.records, bodyDir, out);
+      bodiesKeepSourceBytes(l.rel, l.seq, sd.records, bodies, bodyDir, out);
       continue;
     }
     if (!APPEND_KINDS.has(header.kind) && newest.get(header.src) !== l.rel) continue;

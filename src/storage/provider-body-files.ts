@@ -5,7 +5,31 @@
  * A record the store held back or refused keeps its reason, so asking for its body says why.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ProviderBodyError, ProviderBodyStore } from '../formats/session-data/provider-body-store.js';
+import { listDir, parseLandedName, providerBodyDir } from './layout.js';
+
+/** A session's landed `provider_body` files, in landing order. */
+export function landedBodyFiles(root: string, session: string): { seq: number; path: string }[] {
+  const dir = providerBodyDir(root, session);
+  const out: { seq: number; path: string }[] = [];
+  for (const name of listDir(dir)) {
+    const p = parseLandedName(name);
+    if (p) out.push({ seq: p.seq, path: join(dir, name) });
+  }
+  return out.sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * Everything a session's landed `provider_body` files hold, for a writer to cut new bodies against:
+ * only what is on disk can be referred to. A record the store refuses or holds back is simply not
+ * held, so nothing later refers to it.
+ */
+export function landedBodyStore(root: string, session: string): ProviderBodyStore {
+  const store = new ProviderBodyStore();
+  for (const f of landedBodyFiles(root, session)) store.addFile(f.seq, readFileSync(f.path, 'utf8'));
+  return store;
+}
 
 export class SessionProviderBodies {
   private readonly store = new ProviderBodyStore();

@@ -8,6 +8,7 @@ import { processAlive } from '../util/process-alive.js';
 import { tempWriterPid } from './write-once.js';
 import { landedDirs, listDir, parseLandedName, isSessionEntryName } from './layout.js';
 import { listQuarantine, quarantineDir } from './quarantine.js';
+import { verifyProviderBodies } from './verify-provider-bodies.js';
 
 export interface QuarantineReport {
   dir: string;
@@ -155,6 +156,7 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
         }
       }
     }
+    if (dirs.some((d) => d.provider)) r.problems.push(...verifyProviderBodies(root, session).problems);
   }
   return r;
 }

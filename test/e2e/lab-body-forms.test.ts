@@ -17,6 +17,7 @@ import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { bodyText } from '../../src/formats/session-data/inline-provider-body.js';
 import { manifestOf } from '../../src/formats/session-data/provider-body.js';
 import type { SdRecord } from '../../src/formats/session-data/types.js';
+import { SessionProviderBodies } from '../../src/storage/provider-body-files.js';
 import { ageUnfinishedBodies, labRun, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
 import { collectAndParse, runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
@@ -41,6 +42,10 @@ describe('provider bodies from the real CLI in two forms at once: one body per c
     return JSON.parse(r.stdout) as T;
   };
   /** A landed record by the ref a document gives, read from the file the document lists under that seq. */
+  const dumpBodies = (doc: ViewDocument) =>
+    new SessionProviderBodies(
+      doc.files.filter((f) => f.kind === 'provider_body' && typeof f.seq === 'number').map((f) => ({ seq: f.seq!, path: join(root, f.file) })),
+    );
   const recordAt = (doc: ViewDocument, ref: { seq: number; row: number }): SdRecord => {
     const file = doc.files.find((f) => f.seq === ref.seq)!;
     return readSessionData(join(root, file.file)).records[ref.row - 1]!;
@@ -105,9 +110,10 @@ describe('provider bodies from the real CLI in two forms at once: one body per c
         expect(basename(String(event.attributes.body_ref))).toBe(manifestOf(recordAt(doc, b.ref))!.src);
       }
       // The request listed is the body the mock received.
-      const request = bodyText(recordAt(doc, c.provider_bodies![0]!.ref));
-      if (!('body' in request)) throw new Error(`${c.message_id}: ${request.problem}`);
-      expect(withoutBetas(request.body)).toEqual(received(t.request_id));
+      // A dump's body lands cut (copies and pieces of earlier records): read with the session's files, as the view reads it.
+      const ref = c.provider_bodies![0]!.ref;
+      const request = dumpBodies(doc).bodyAt(ref.seq, ref.row).toString('utf8');
+      expect(withoutBetas(request)).toEqual(received(t.request_id));
       expect(c.manifest!.request!.messages.count).toBe((received(t.request_id) as { messages: unknown[] }).messages.length);
     }
     // Each body counted once, and no event left open as a body of its own.

@@ -12,12 +12,19 @@ import { join } from 'node:path';
 import type { CallsAnswer } from '../../src/extensions/view/figures-api.js';
 import type { ViewDocument } from '../../src/formats/view/types.js';
 import { readSessionData } from '../../src/formats/session-data/decode.js';
-import { manifestOf, rebuildBody } from '../../src/formats/session-data/provider-body.js';
-import { ageUnfinishedBodies, labRun, unclaimableBodies, readRequestLog, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
+import { manifestOf, rebuildBody, type ProviderBodyManifest } from '../../src/formats/session-data/provider-body.js';
+import { landedBodyFiles, SessionProviderBodies } from '../../src/storage/provider-body-files.js';
+import { ageUnfinishedBodies, labRun, readRequestLog, unclaimableBodies, WORK_SCRIPT, type LoggedRequest } from '../helpers/lab.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
+
+function sharedFront(a: Buffer, b: Buffer): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
 
 interface MockLine extends LoggedRequest {
   system_chars: number;
@@ -104,8 +111,19 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
   }, 300_000);
 
   test('every body the runtime wrote lands once, and rebuilds to the bytes of its file', async () => {
-    const landed = readdirSync(join(root, session, 'provider_body')).flatMap((n) => readSessionData(join(root, session, 'provider_body', n)).records);
-    const bySrc = new Map(landed.map((r) => [manifestOf(r)!.src!, r]));
+    // Read as a reader on demand reads them: in landing order, a record rebuilt with the files before it.
+    const files = landedBodyFiles(root, session);
+    const reader = new SessionProviderBodies(files);
+    const landed = files.flatMap((f) => readSessionData(f.path).records.map((r, i) => ({ r, seq: f.seq, row: i + 1 })));
+    const bySrc = new Map(landed.map((l) => [manifestOf(l.r)!.src!, l]));
+    const rebuilt = (name: string) => {
+      const l = bySrc.get(name)!;
+      try {
+        return { body: reader.bodyAt(l.seq, l.row).toString('utf8') };
+      } catch (err) {
+        return { problem: (err as Error).message };
+      }
+    };
     // The session's bodies: the mock's calls of it (the request log), each a request and a response, and the two planted ones.
     const mineCalls = (await calls(session)).calls.map((c) => truth.find((q) => q.message_id === c.message_id)!.request_id);
     const mine = [...bySrc.keys()];
@@ -113,13 +131,50 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
     expect(mine.filter((n) => n.endsWith('.response.json')).sort()).toEqual([...expected('response'), 'req_orphan1.response.json'].sort());
     expect(mine.filter((n) => n.endsWith('.request.json'))).toHaveLength(expected('request').length + 1);
     for (const name of mine.filter((n) => n !== 'cut-short.request.json' && !unfinished.includes(n))) {
-      const r = rebuildBody(bySrc.get(name)!);
-      expect(r).toEqual({ body: readFileSync(join(raw, name), 'utf8') });
+      expect(rebuilt(name)).toEqual({ body: readFileSync(join(raw, name), 'utf8') });
     }
-    expect(rebuildBody(bySrc.get('cut-short.request.json')!)).toEqual({ problem: expect.stringContaining('not one JSON value') });
+    expect(rebuildBody(bySrc.get('cut-short.request.json')!.r)).toEqual({ problem: expect.stringContaining('not one JSON value') });
     // A second pass finds nothing new.
     const again = await runCli(['collect', '--once', '--json', '--config', config]);
     expect(JSON.parse(again.stdout).bodies).toEqual({ landed: 0, waiting: waiting.length, unreadable: 0 });
+  });
+
+  test("bodies land cut (asz 0.6's copy and piece): each request rebuilt is what the mock received, and the repeats are stored once", () => {
+    // The runtime's own index says which request file was which request id, and whose.
+    const index = readFileSync(join(raw, 'index.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { session_id: string; request_id: string; request_file: string; response_file: string });
+    const requestIdOf = new Map(index.map((l) => [l.request_file, l.request_id]));
+    const files = landedBodyFiles(root, session);
+    const reader = new SessionProviderBodies(files);
+    let compared = 0;
+    let copies = 0;
+    let pieces = 0;
+    for (const f of files)
+      for (const [i, r] of readSessionData(f.path).records.entries()) {
+        const m = manifestOf(r) as ProviderBodyManifest;
+        if (m.segments.some((sg) => sg.copy)) copies++;
+        if (m.segments.some((sg) => sg.piece)) pieces++;
+        const requestId = m.role === 'request' && !m.why ? requestIdOf.get(m.src!) : undefined;
+        if (!requestId || requestId === 'req_orphan1') continue;
+        // The mock's own copy of the request, less the betas the runtime sends as a header.
+        const { betas: _betas, ...sent } = JSON.parse(reader.bodyAt(f.seq, i + 1).toString('utf8')) as Record<string, unknown>;
+        expect(sent).toEqual(JSON.parse(readFileSync(join(mockBodies, `${requestId}.json`), 'utf8')));
+        compared++;
+      }
+    const own = index.filter((l) => l.session_id === session && l.request_id !== 'req_orphan1');
+    expect(compared).toBe(own.length);
+    // Each request after the first sends the same tool definitions and system prompt again: pieces an earlier record holds.
+    expect(pieces).toBeGreaterThanOrEqual(own.length - 1);
+    // A copy only pays for a front of 4 KiB or more: this runtime resends the first message changed once the cache marker
+    // leaves it, so a short session's requests share less than that, measured from the files themselves.
+    const requests = own.map((l) => readFileSync(join(raw, l.request_file)));
+    const longFronts = requests.slice(1).filter((b, i) => sharedFront(requests[i]!, b) >= 8192).length;
+    expect(copies).toBeGreaterThanOrEqual(longFronts);
+    const landedBytes = files.reduce((a, f) => a + readFileSync(f.path).length, 0);
+    const sourceBytes = own.flatMap((l) => [l.request_file, l.response_file]).reduce((a, n) => a + readFileSync(join(raw, n)).length, 0);
+    expect(landedBytes).toBeLessThan(sourceBytes * 0.75);
   });
 
   test("every call's manifest is what the mock received: system characters, tool names, message count, max_tokens; and what it answered", async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { contextChange, describeRequest, describeResponse } from '../../adapters/claude-code/request-manifest.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import { bodyText } from '../../formats/session-data/inline-provider-body.js';
-import { refersToEarlier } from '../../formats/session-data/provider-body.js';
+import { rebuiltWithSessionFiles } from '../../formats/session-data/provider-body.js';
 import { SessionProviderBodies } from '../../storage/provider-body-files.js';
 import type { SdRecord } from '../../formats/session-data/types.js';
 import { buildView, type RecordReader, type ViewInput } from '../../formats/view/build.js';
@@ -63,7 +63,7 @@ function readCall(n: ViewNode, read: Reader, readBody?: BodyReader): { request?:
       continue;
     }
     let rebuilt = bodyText(rec);
-    if ('problem' in rebuilt && readBody && refersToEarlier(rec)) {
+    if ('problem' in rebuilt && readBody && rebuiltWithSessionFiles(rec)) {
       try {
         rebuilt = { body: readBody(b.ref).toString('utf8') };
       } catch (err) {

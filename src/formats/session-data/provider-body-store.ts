@@ -15,6 +15,8 @@ export const MAX_BODY_BYTES = 256 * 1024 * 1024;
 export const MAX_COPY_DEPTH = 32;
 /** Rebuilt bodies kept for the copies that follow, in bytes. */
 const CACHE_BYTES = 32 * 1024 * 1024;
+/** Chains whose latest request is kept as a base for the next copy (asz 0.6's: the main stream and each child running at once). */
+const MAX_TIPS = 64;
 
 export class ProviderBodyError extends Error {}
 
@@ -76,18 +78,14 @@ export class ProviderBodyStore {
   private readonly pieces = new Map<string, { id: string; part: number }>();
   private readonly cache = new Map<string, Buffer>();
   private cached = 0;
+  /** The latest request body of each chain, by chain; the map's order is the order they were last updated. */
+  private readonly tips = new Map<string, string>();
 
   /** One record line of a `provider_body` file, in landing order. */
   add(seq: number, row: number, line: string): AddOutcome {
-    let rec;
-    try {
-      rec = rawRecord(line);
-    } catch (err) {
-      return { refused: `the line is not a record: ${(err as Error).message}` };
-    }
-    if (!rec.id) return { refused: 'the record has no id, which a copy names' };
-    const m = checkedManifest(rec.parts.at(-1)?.k === 'data' ? rec.parts.at(-1)!.raw : undefined);
-    if (typeof m === 'string') return { refused: m };
+    const read = this.read(line);
+    if ('refused' in read) return read;
+    const { rec, m } = read;
     const own = rec.parts.length - 1;
     let copies = 0;
     for (const s of m.segments) {
@@ -107,8 +105,8 @@ export class ProviderBodyStore {
       }
     }
     if (copies === 0 && m.depth !== 0) return { refused: `depth ${m.depth} with no copy` };
-    const held: Held = { id: rec.id, parts: rec.parts, manifest: m };
-    const already = this.byId.get(rec.id);
+    const held: Held = { id: rec.id!, parts: rec.parts, manifest: m };
+    const already = this.byId.get(held.id);
     if (already) {
       // Landed twice by an interrupted pass: one body, if this copy says the same and rebuilds to it.
       if (already.manifest.sha256 !== m.sha256 || already.manifest.bytes !== m.bytes) return { refused: `record ${rec.id} landed before with another body` };
@@ -120,15 +118,61 @@ export class ProviderBodyStore {
       this.byPosition.set(`${seq}/${row}`, already);
       return 'added';
     }
-    this.byId.set(rec.id, held);
+    this.byId.set(held.id, held);
     this.byPosition.set(`${seq}/${row}`, held);
     for (let i = 0; i < own; i++) {
       const p = rec.parts[i]!;
       if (p.k !== 'data' || p.raw === undefined) continue;
       const d = sha256(Buffer.from(p.raw, 'utf8'));
-      if (!this.pieces.has(d)) this.pieces.set(d, { id: rec.id, part: i });
+      if (!this.pieces.has(d)) this.pieces.set(d, { id: held.id, part: i });
     }
+    if (m.role === 'request' && typeof m.chain === 'string' && m.chain) this.setTip(m.chain, held.id);
     return 'added';
+  }
+
+  private read(line: string): { rec: ReturnType<typeof rawRecord>; m: ProviderBodyManifest } | { refused: string } {
+    let rec;
+    try {
+      rec = rawRecord(line);
+    } catch (err) {
+      return { refused: `the line is not a record: ${(err as Error).message}` };
+    }
+    if (!rec.id) return { refused: 'the record has no id, which a copy names' };
+    const m = checkedManifest(rec.parts.at(-1)?.k === 'data' ? rec.parts.at(-1)!.raw : undefined);
+    if (typeof m === 'string') return { refused: m };
+    return { rec, m };
+  }
+
+  /** The body a record line rebuilds to against what is held, without adding it: a writer's check before it lands the line. Throws ProviderBodyError saying why not. */
+  rebuildLine(line: string): Buffer {
+    const read = this.read(line);
+    if ('refused' in read) throw new ProviderBodyError(read.refused);
+    return this.rebuild({ id: read.rec.id!, parts: read.rec.parts, manifest: read.m });
+  }
+
+  private setTip(chain: string, id: string): void {
+    this.tips.delete(chain);
+    this.tips.set(chain, id);
+    if (this.tips.size > MAX_TIPS) this.tips.delete(this.tips.keys().next().value!);
+  }
+
+  /** Whether an earlier record holds a piece with this digest. */
+  holdsPiece(digest: string): boolean {
+    return this.pieces.has(digest);
+  }
+
+  /** The bodies a new request of `chain` may copy its front from: that chain's latest, then up to `others` other chains' latest, newest first. */
+  baseCandidates(chain: string, others: number): string[] {
+    const own = this.tips.get(chain);
+    const out = own ? [own] : [];
+    const order = [...this.tips.keys()];
+    for (let i = order.length - 1; i >= 0 && out.length < others + 1; i--) if (order[i] !== chain) out.push(this.tips.get(order[i]!)!);
+    return out;
+  }
+
+  /** The manifest of the body held under `id`. */
+  manifestOf(id: string): ProviderBodyManifest | undefined {
+    return this.byId.get(id)?.manifest;
   }
 
   /** Every record of one file (its text whole), in line order; what was not added, by row. */

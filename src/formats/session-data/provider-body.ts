@@ -6,9 +6,10 @@ import type { Part, SdRecord } from './types.js';
  * the last part of a record of a `provider_body` file (asz 0.6's Session Data page). The manifest
  * names the body (role, digest, size) and lists the segments that, joined in order, are its bytes:
  * `lit` (literal text), `part` (a part of this record), `piece` and `copy` (bytes an earlier record
- * holds). aszcol writes whole bodies as one `lit`, or one `unknown` part with `why` when a body is
- * not a JSON object; `rebuildBody` reads `lit` and `part` from one record, and a body that names
- * earlier ones is read with its session's files (provider-body-store.ts).
+ * holds). `bodyParts` writes a body whole, as one `lit`, or one `unknown` part with `why` when it is
+ * not a JSON object (provider-body-cut.ts writes the cut form); `rebuildBody` reads `lit` and an
+ * unknown `part` from one record, and any other body is read with its session's files
+ * (provider-body-store.ts).
  */
 export const PROVIDER_BODY_SCHEMA = 'provider_body/1' as const;
 export type BodyRole = 'request' | 'response';
@@ -28,6 +29,8 @@ export interface ProviderBodyManifest {
   sha256: string;
   bytes: number;
   depth: number;
+  /** A request's chain: it picks the body a later copy comes from (provider-body-chain.ts), and joins nothing. */
+  chain?: string;
   /** Set when the body was kept whole in an unknown part: why it could not be read as JSON. */
   why?: string;
   model?: string;
@@ -101,9 +104,16 @@ export function manifestOf(r: Pick<SdRecord, 'parts'>): ProviderBodyManifest | u
   return d as ProviderBodyManifest;
 }
 
-/** Whether the body's segments name bytes of earlier records (`piece`, `copy`): it is rebuilt from its session's files (provider-body-store.ts). */
-export function refersToEarlier(r: Pick<SdRecord, 'parts'>): boolean {
-  return (manifestOf(r)?.segments ?? []).some((s) => (s.piece !== undefined && s.piece !== null) || (s.copy !== undefined && s.copy !== null));
+/**
+ * Whether the body is rebuilt with its session's files (provider-body-store.ts): its segments name
+ * bytes of earlier records (`piece`, `copy`), or a piece of its own, whose bytes are the record
+ * line's text as written, which a decoded record no longer has.
+ */
+export function rebuiltWithSessionFiles(r: Pick<SdRecord, 'parts'>): boolean {
+  return (manifestOf(r)?.segments ?? []).some(
+    (s) =>
+      (s.piece !== undefined && s.piece !== null) || (s.copy !== undefined && s.copy !== null) || (typeof s.part === 'number' && r.parts[s.part]?.k === 'data'),
+  );
 }
 
 export type Rebuilt = { body: string } | { problem: string };
@@ -119,6 +129,7 @@ export function rebuildBody(r: Pick<SdRecord, 'parts'>): Rebuilt {
     else if (typeof s.part === 'number') {
       const p = r.parts[s.part];
       if (!p || p === r.parts[r.parts.length - 1]) return { problem: `segment part ${s.part} names no part of the record` };
+      if (p.k === 'data') return { problem: 'the body holds pieces whose bytes are its line as written, which this reader does not rebuild' };
       out.push(typeof p.data === 'string' ? p.data : JSON.stringify(p.data));
     } else return { problem: 'the body refers to pieces of earlier records, which this reader does not rebuild' };
   }

@@ -26,6 +26,7 @@ export class LocalCollector {
         maxDeltaBytes: opts.maxDeltaBytes,
         settleMs: opts.bodySettleMs,
         clock: opts.clock,
+        afterFile: opts.afterBodyFile,
       });
   }
 
@@ -54,7 +55,7 @@ export class LocalCollector {
       return this.finish(report, found, started);
     }
     this.pool ??= new SessionPool(workers);
-    const { afterLand: _hook, ...plain } = this.opts;
+    const { afterLand: _hook, afterBodyFile: _bodyHook, ...plain } = this.opts;
     const done = await this.pool.run(work, plain);
     for (const r of done) mergeReport(report, r);
     return this.finish(report, found, started);
@@ -102,7 +103,8 @@ export class LocalCollector {
     }
     if (this.bodies) {
       const b = this.bodies.pass();
-      report.bodies = { landed: b.landed, waiting: b.waiting, unreadable: b.unreadable };
+      // A body the cut writer wrote whole is named with why; a pass with none says nothing more.
+      report.bodies = { landed: b.landed, waiting: b.waiting, unreadable: b.unreadable, ...(b.writtenWhole.length ? { writtenWhole: b.writtenWhole } : {}) };
       report.landedFiles += b.landedFiles;
       report.landedRecords += b.landed;
       report.landedBytes += b.landedBytes;

@@ -18,10 +18,12 @@ import {
   sessionOfRequest,
   type IndexedCall,
 } from '../../adapters/claude-code/provider-bodies.js';
-import { SessionDataWriter, shortSha } from '../../formats/session-data/encode.js';
+import { encodeRecord, SessionDataWriter, shortSha } from '../../formats/session-data/encode.js';
 import { readSessionData } from '../../formats/session-data/decode.js';
 import { bodyParts, bodyProblem, manifestOf } from '../../formats/session-data/provider-body.js';
-import type { SdRecord } from '../../formats/session-data/types.js';
+import { cutBodyRecord, type CutRecord } from '../../formats/session-data/provider-body-cut.js';
+import type { ProviderBodyStore } from '../../formats/session-data/provider-body-store.js';
+import { landedBodyStore } from '../../storage/provider-body-files.js';
 import { entryNameProblem } from '../../storage/entry-names.js';
 import { loadIndex, readIndexState, updateIndex } from '../../storage/index.js';
 import { FileLock } from '../../storage/lock.js';
@@ -41,6 +43,10 @@ export interface BodyOptions {
   maxDeltaBytes: number;
   settleMs?: number;
   clock?: () => bigint;
+  /** Take repeats out (asz 0.6's `copy` and `piece` segments); off writes each body whole, as aszcol did before. On unless told. */
+  cut?: boolean;
+  /** Test hook: called after each provider_body file is installed, with how many this pass installed (the crash test kills the process there). */
+  afterFile?: (files: number) => void;
 }
 
 export interface BodyPassReport {
@@ -52,6 +58,10 @@ export interface BodyPassReport {
   waiting: number;
   /** Bodies landed this pass whole in an unknown part, because they are not one JSON object. */
   unreadable: number;
+  /** Bytes of the records the bodies landed as (their lines), against `landedBytes` of bodies read. */
+  storedBytes: number;
+  /** Bodies that could have been cut and were written whole instead, each with why (a cut that did not read back whole). */
+  writtenWhole: { src: string; why: string }[];
   busy: number;
   errors: { where: string; message: string }[];
 }
@@ -70,7 +80,17 @@ export class ProviderBodyCollector {
   constructor(readonly opts: BodyOptions) {}
 
   pass(): BodyPassReport {
-    const report: BodyPassReport = { landed: 0, landedFiles: 0, landedBytes: 0, waiting: 0, unreadable: 0, busy: 0, errors: [] };
+    const report: BodyPassReport = {
+      landed: 0,
+      landedFiles: 0,
+      landedBytes: 0,
+      waiting: 0,
+      unreadable: 0,
+      storedBytes: 0,
+      writtenWhole: [],
+      busy: 0,
+      errors: [],
+    };
     const names = listDir(this.opts.dir);
     if (names.length === 0) return report;
     const byFile = this.readIndex(report);
@@ -183,34 +203,29 @@ export class ProviderBodyCollector {
       const at = rfc3339(passNs);
       const counter = new SequenceCounter(root, session);
       const seen = this.landedOf(session);
-      // One file per pass, ending before a body that would take it past max_delta_bytes; a larger body lands alone.
-      let i = 0;
-      while (i < bodies.length) {
-        let size = 0;
-        const batch: Pending[] = [];
-        while (i < bodies.length && (batch.length === 0 || size + bodies[i]!.bytes.length <= maxDeltaBytes)) {
-          size += bodies[i]!.bytes.length;
-          batch.push(bodies[i++]!);
-        }
-        const seq = counter.take();
-        const file = new WriteOnceFile(join(dir, landedName(PREFIX, stamp, seq)));
-        try {
-          const w = new SessionDataWriter(file, { seq, at, kind: 'provider_body', adapter: ADAPTER, dialect: DIALECT, src: '.', session });
-          batch.forEach((b, k) => w.add(this.recordOf(b, session, k + 1)));
-          w.close();
-          file.commit();
-        } catch (err) {
-          file.abort();
-          throw err;
-        }
-        for (const b of batch) {
-          seen.add(b.name);
-          if (bodyProblem(b.bytes)) report.unreadable++;
-        }
-        report.landed += batch.length;
-        report.landedFiles++;
-        report.landedBytes += size;
+      // What the session holds on disk, so a body refers only to records already landed (files land one after another, each synced).
+      const store = this.opts.cut === false ? undefined : landedBodyStore(root, session);
+      // One file per pass, ending before a record that would take it past max_delta_bytes; a larger record lands alone.
+      let batch: { body: Pending; cut: CutRecord }[] = [];
+      let size = 0;
+      let files = 0;
+      const flush = () => {
+        if (batch.length === 0) return;
+        this.writeFile(session, counter.take(), stamp, at, batch, report);
+        for (const { body } of batch) seen.add(body.name);
+        batch = [];
+        size = 0;
+        this.opts.afterFile?.(++files);
+      };
+      for (const [k, b] of bodies.entries()) {
+        const cut = this.cutOf(store, b, session, k);
+        const bytes = Buffer.byteLength(cut.line) + 1;
+        if (batch.length > 0 && size + bytes > maxDeltaBytes) flush();
+        batch.push({ body: b, cut });
+        size += bytes;
+        if (cut.whole) report.writtenWhole.push({ src: b.name, why: cut.whole });
       }
+      flush();
       if ((readIndexState(root, session)?.indexedSeq ?? 0) < counter.peek() - 1) {
         for (const p of updateIndex(root, session).problems) report.errors.push({ where: join(root, session, 'index'), message: p });
       }
@@ -222,15 +237,35 @@ export class ProviderBodyCollector {
     }
   }
 
-  private recordOf(b: Pending, session: string, ord: number): SdRecord {
-    return {
-      ord,
-      off: 0,
-      sha: shortSha(b.bytes),
-      bytes: b.bytes.length,
-      id: b.name.slice(0, -'.json'.length),
-      from: 'runtime',
-      parts: bodyParts(b.bytes, factsOf(b.name, b.role, b.line, session, b.bytes.toString('utf8'))),
-    };
+  /** One body's record: cut against the session's landed records (`store`), or whole when cutting is off. */
+  private cutOf(store: ProviderBodyStore | undefined, b: Pending, session: string, k: number): CutRecord {
+    const base = { ord: 1, off: 0, sha: shortSha(b.bytes), bytes: b.bytes.length, id: b.name.slice(0, -'.json'.length), from: 'runtime' as const };
+    const facts = factsOf(b.name, b.role, b.line, session, b.bytes.toString('utf8'));
+    if (!store) {
+      const record = { ...base, parts: bodyParts(b.bytes, facts) };
+      return { record, line: encodeRecord(record) };
+    }
+    return cutBodyRecord(store, base, b.bytes, facts, { seq: -1, row: k, cut: true });
+  }
+
+  /** Lands one file of the pass: written under a temporary name, synced and installed before the next file is begun. */
+  private writeFile(session: string, seq: number, stamp: string, at: string, batch: { body: Pending; cut: CutRecord }[], report: BodyPassReport): void {
+    const file = new WriteOnceFile(join(providerBodyDir(this.opts.root, session), landedName(PREFIX, stamp, seq)));
+    try {
+      const w = new SessionDataWriter(file, { seq, at, kind: 'provider_body', adapter: ADAPTER, dialect: DIALECT, src: '.', session });
+      batch.forEach(({ cut }, k) => w.add({ ...cut.record, ord: k + 1 }));
+      w.close();
+      file.commit();
+    } catch (err) {
+      file.abort();
+      throw err;
+    }
+    for (const { body, cut } of batch) {
+      if (bodyProblem(body.bytes)) report.unreadable++;
+      report.landedBytes += body.bytes.length;
+      report.storedBytes += Buffer.byteLength(cut.line) + 1;
+    }
+    report.landed += batch.length;
+    report.landedFiles++;
   }
 }

@@ -42,6 +42,8 @@ export interface LocalCollectOptions {
   providerBodies?: string;
   /** How long a body that is not JSON yet may still be being written (tests shorten it). */
   bodySettleMs?: number;
+  /** Test hook, called after each provider_body file is installed with how many this pass installed (the crash test kills there). */
+  afterBodyFile?: (files: number) => void;
 }
 
 export interface PassReport {
@@ -64,7 +66,7 @@ export interface PassReport {
   errors: { where: string; message: string }[];
   durationMs: number;
   /** Provider bodies this pass: landed, waiting for their session or their last write, landed whole as unreadable. */
-  bodies?: { landed: number; waiting: number; unreadable: number };
+  bodies?: { landed: number; waiting: number; unreadable: number; writtenWhole?: { src: string; why: string }[] };
 }
 
 function target(root: string, s: SourceFile, stamp: string, at: string, adapter = ADAPTER): LandingTarget {
