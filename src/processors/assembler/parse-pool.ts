@@ -1,19 +1,23 @@
 /**
  * Sessions parsed side by side on worker threads, for a parse with many sessions to assemble (a
  * first parse of a long history). Sessions are independent: each has its own chain lock, so two
- * threads never write one chain. A round's syncs wait on the disk, so a second thread also keeps
- * a core busy while the first waits. A thread that dies fails the session it held, and the rest
- * go on with the threads left (or on the caller's thread when none is).
+ * threads never write one chain. A thread takes sessions a group at a time and makes the group's
+ * rounds durable together (parse-group.ts); while one thread waits on the disk the other keeps a
+ * core busy. A thread that dies fails the group it held, and the rest go on with the threads left
+ * (or on the caller's thread when none is).
  */
 import { Worker } from 'node:worker_threads';
 import type { ParseResult } from './parse.js';
 
 export interface PoolRequest {
   root: string;
-  session: string;
+  sessions: string[];
   maxRoundBytes: number;
 }
-export type PoolReply = { session: string; result: ParseResult } | { session: string; error: string };
+export type PoolReply = ({ session: string; result: ParseResult } | { session: string; error: string })[];
+
+/** Sessions a thread parses before their rounds are synced together: enough to share the syncs, few enough to keep both threads fed to the end. */
+const GROUP = 12;
 
 export async function parseOnThreads(
   sessions: string[],
@@ -24,23 +28,23 @@ export async function parseOnThreads(
   const queue = [...sessions];
   const drive = (w: Worker) =>
     new Promise<void>((resolve) => {
-      let current: string | undefined;
+      let current: string[] = [];
       const next = () => {
-        current = queue.shift();
-        if (current === undefined) {
+        current = queue.splice(0, GROUP);
+        if (current.length === 0) {
           void w.terminate();
           resolve();
           return;
         }
-        w.postMessage({ root: o.root, session: current, maxRoundBytes: o.maxRoundBytes } satisfies PoolRequest);
+        w.postMessage({ root: o.root, sessions: current, maxRoundBytes: o.maxRoundBytes } satisfies PoolRequest);
       };
-      w.on('message', (r: PoolReply) => {
-        done(r.session, 'error' in r ? new Error(r.error) : r.result);
+      w.on('message', (replies: PoolReply) => {
+        for (const r of replies) done(r.session, 'error' in r ? new Error(r.error) : r.result);
         next();
       });
       w.once('error', (err) => {
-        if (current !== undefined) done(current, new Error(`the parse thread failed: ${err.message}`));
-        current = undefined;
+        for (const s of current) done(s, new Error(`the parse thread failed: ${err.message}`));
+        current = [];
         resolve();
       });
       next();
