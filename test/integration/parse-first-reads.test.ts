@@ -98,7 +98,8 @@ describe('a first parse of many sessions, rounds synced a group at a time', () =
     mkdirSync(src, { recursive: true });
     const config = writeConfig(base, root, src);
     const n = 30; // more than two groups over two threads
-    for (let i = 0; i < n; i++) writeLines(join(src, `-p${i % 4}`, `${sid(100 + i)}.jsonl`), [rec.user(sid(100 + i), `prompt ${i}`), ...editTurn(sid(100 + i), i)]);
+    for (let i = 0; i < n; i++)
+      writeLines(join(src, `-p${i % 4}`, `${sid(100 + i)}.jsonl`), [rec.user(sid(100 + i), `prompt ${i}`), ...editTurn(sid(100 + i), i)]);
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
 
     const parsed = await runCli(['parse', '--json', '--config', config]);

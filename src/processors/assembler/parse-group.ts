@@ -34,5 +34,7 @@ export async function parseGroup(root: string, sessions: string[], maxRoundBytes
   if (!failed) return out;
   // A round the batch held may not be on disk: every session that wrote one failed with it (the next parse takes it up again).
   const why = failed.message;
-  return out.map((p) => ('result' in p && p.result.status === 'written' ? { session: p.session, error: new Error(`its rounds could not be made durable: ${why}`) } : p));
+  return out.map((p) =>
+    'result' in p && p.result.status === 'written' ? { session: p.session, error: new Error(`its rounds could not be made durable: ${why}`) } : p,
+  );
 }

@@ -2,9 +2,9 @@
  * Sessions parsed side by side on worker threads, for a parse with many sessions to assemble (a
  * first parse of a long history). Sessions are independent: each has its own chain lock, so two
  * threads never write one chain. A thread takes sessions a group at a time and makes the group's
- * rounds durable together (parse-group.ts); while one thread waits on the disk the other keeps a
- * core busy. A thread that dies fails the group it held, and the rest go on with the threads left
- * (or on the caller's thread when none is).
+ * rounds durable together (parse-group.ts), assembling its next group while they sync. A thread
+ * that dies fails the groups it held, and the rest go on with the threads left (or on the caller's
+ * thread when none is).
  */
 import { Worker } from 'node:worker_threads';
 import type { ParseResult } from './parse.js';
@@ -28,25 +28,33 @@ export async function parseOnThreads(
   const queue = [...sessions];
   const drive = (w: Worker) =>
     new Promise<void>((resolve) => {
-      let current: string[] = [];
+      // Two groups in flight: the thread assembles the next while the last one's syncs run on the thread pool.
+      const inFlight = new Map<string, string[]>();
+      let failed = false;
       const next = () => {
-        current = queue.splice(0, GROUP);
-        if (current.length === 0) {
+        const group = queue.splice(0, GROUP);
+        if (group.length) {
+          inFlight.set(group[0]!, group);
+          w.postMessage({ root: o.root, sessions: group, maxRoundBytes: o.maxRoundBytes } satisfies PoolRequest);
+        }
+        if (inFlight.size === 0) {
           void w.terminate();
           resolve();
-          return;
         }
-        w.postMessage({ root: o.root, sessions: current, maxRoundBytes: o.maxRoundBytes } satisfies PoolRequest);
       };
       w.on('message', (replies: PoolReply) => {
+        if (failed) return;
+        inFlight.delete(replies[0]?.session ?? '');
         for (const r of replies) done(r.session, 'error' in r ? new Error(r.error) : r.result);
         next();
       });
       w.once('error', (err) => {
-        for (const s of current) done(s, new Error(`the parse thread failed: ${err.message}`));
-        current = [];
+        failed = true;
+        for (const group of inFlight.values()) for (const s of group) done(s, new Error(`the parse thread failed: ${err.message}`));
+        inFlight.clear();
         resolve();
       });
+      next();
       next();
     });
   const workers = Array.from({ length: Math.min(o.threads, sessions.length) }, () => new Worker(new URL('./parse-pool-worker.js', import.meta.url)));

@@ -198,7 +198,14 @@ export function parseSession(o: ParseOptions): ParseResult {
         relations: round.commit.counts.relations,
         unresolved: round.commit.counts.unresolved,
       });
-      const state = { head: built.header.round, headDigest: built.digest, throughSeq: through, inputDigest: built.header.input_digest, parser: PARSER, policy: POLICY };
+      const state = {
+        head: built.header.round,
+        headDigest: built.digest,
+        throughSeq: through,
+        inputDigest: built.header.input_digest,
+        parser: PARSER,
+        policy: POLICY,
+      };
       afterSync(() => saveConversationState(root, session, state));
     }
     result.status = result.rounds.length ? 'written' : 'unchanged';
