@@ -4,10 +4,11 @@
  * memory in the collector, from the file when it is rebuilt — so the round header's totals read
  * only files that hold one. The ground truth is the landed file itself, read record by record.
  * Grouped rounds (many sessions, worker threads) land as a lone parse lands them: installed
- * read-only, the chain's state naming its head, no temporary and no lock left behind.
+ * read-only, the chain's state naming its head, no temporary and no lock left behind; for `aszcol
+ * usage` the threads also count each chain they wrote, and the report is the one it works out alone.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { isChangeRecord } from '../../src/formats/session-data/changes.js';
@@ -121,5 +122,39 @@ describe('a first parse of many sessions, rounds synced a group at a time', () =
     // The next parse finds every chain settled: the state and the rounds on disk agree.
     const again = await runCli(['parse', '--json', '--config', config]);
     expect((JSON.parse(again.stdout) as { status: string }[]).map((r) => r.status)).toEqual(Array(n).fill('unchanged'));
+  }, 180_000);
+});
+
+describe('aszcol usage from scratch over many sessions', () => {
+  test('the calls the parse threads counted into each chain’s usage cache give the report the chains give without it', async () => {
+    const base = tempDir('aszcol-usage-scratch-');
+    const root = join(base, 'data');
+    const src = join(base, 'projects');
+    const config = writeConfig(base, root, src);
+    const n = 20;
+    for (let i = 0; i < n; i++) {
+      const s = sid(200 + i);
+      writeLines(join(src, `-p${i % 3}`, `${s}.jsonl`), [
+        rec.user(s, `prompt ${i}`),
+        ...editTurn(s, i),
+        rec.assistant(s, `msg_end_${i}`, [{ type: 'text', text: 'done' }]),
+      ]);
+    }
+    const args = ['usage', 'session', '--json', '--timezone', 'UTC', '--config', config];
+    const scratch = await runCli(args);
+    expect(scratch.stderr).toBe('');
+    expect(scratch.code).toBe(0);
+    const cached = readdirSync(join(root, '_conversations'), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && readdirSync(join(root, '_conversations', e.name)).includes('usage.cache.json'))
+      .map((e) => e.name);
+    expect(cached).toHaveLength(n);
+
+    for (const c of cached) rmSync(join(root, '_conversations', c, 'usage.cache.json'));
+    const alone = await runCli([...args, '--no-collect']);
+    expect(alone.code).toBe(0);
+    const report = JSON.parse(scratch.stdout) as { rows: unknown[]; totals: { calls: number; output_tokens: number } };
+    expect(report.rows).toHaveLength(n);
+    expect(report.totals).toMatchObject({ calls: 2 * n, output_tokens: 2 * n * 5 });
+    expect(JSON.parse(scratch.stdout)).toEqual(JSON.parse(alone.stdout));
   }, 180_000);
 });

@@ -33,6 +33,8 @@ export interface ParseAllOptions {
   root: string;
   sessions: string[];
   maxRoundBytes: number;
+  /** For `aszcol usage`: chains written on the pool's threads get their usage cache there (parse-group.ts). */
+  usageCache?: boolean;
 }
 
 /** One session's outcome: its result, or the error that stopped it (the others go on). */
@@ -114,7 +116,7 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
   const threads = Math.min(4, availableParallelism());
   if (longWay.length >= POOL_FROM && threads > 1) {
     const { parseOnThreads } = await import('./parse-pool.js');
-    await parseOnThreads(longWay, { root, maxRoundBytes: o.maxRoundBytes, threads }, (s) => parseOne(root, s, o.maxRoundBytes), done);
+    await parseOnThreads(longWay, { root, maxRoundBytes: o.maxRoundBytes, threads, usageCache: o.usageCache }, (s) => parseOne(root, s, o.maxRoundBytes), done);
   } else {
     for (const session of longWay) {
       try {

@@ -4,7 +4,7 @@ import { parseGroup } from './parse-group.js';
 import type { PoolReply, PoolRequest } from './parse-pool.js';
 
 parentPort!.on('message', (m: PoolRequest) => {
-  parseGroup(m.root, m.sessions, m.maxRoundBytes).then(
+  parseGroup(m.root, m.sessions, m.maxRoundBytes, { usageCache: m.usageCache }).then(
     (parsed) => parentPort!.postMessage(parsed.map((p) => ('error' in p ? { session: p.session, error: p.error.message } : p)) satisfies PoolReply),
     (err: Error) => parentPort!.postMessage(m.sessions.map((session) => ({ session, error: err.message })) satisfies PoolReply),
   );

@@ -13,6 +13,8 @@ export interface PoolRequest {
   root: string;
   sessions: string[];
   maxRoundBytes: number;
+  /** Work out each written chain's usage cache on the thread (see parse-group.ts). */
+  usageCache?: boolean;
 }
 export type PoolReply = ({ session: string; result: ParseResult } | { session: string; error: string })[];
 
@@ -21,7 +23,7 @@ const GROUP = 12;
 
 export async function parseOnThreads(
   sessions: string[],
-  o: { root: string; maxRoundBytes: number; threads: number },
+  o: { root: string; maxRoundBytes: number; threads: number; usageCache?: boolean },
   onThisThread: (session: string) => Promise<ParseResult>,
   done: (session: string, r: ParseResult | Error) => void,
 ): Promise<void> {
@@ -35,7 +37,7 @@ export async function parseOnThreads(
         const group = queue.splice(0, GROUP);
         if (group.length) {
           inFlight.set(group[0]!, group);
-          w.postMessage({ root: o.root, sessions: group, maxRoundBytes: o.maxRoundBytes } satisfies PoolRequest);
+          w.postMessage({ root: o.root, sessions: group, maxRoundBytes: o.maxRoundBytes, usageCache: o.usageCache } satisfies PoolRequest);
         }
         if (inFlight.size === 0) {
           void w.terminate();
