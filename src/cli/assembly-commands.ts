@@ -2,16 +2,12 @@ import type { Command } from 'commander';
 import type { Io } from './context.js';
 import { registerScenarioCommands } from './scenario.js';
 import { registerPushCommand } from './push.js';
+import { registerParseCommand } from './parse-command.js';
 
 /** The commands that read and build the round chain: parse, conversation, glossary. Each loads its module when it runs. */
 export function registerAssemblyCommands(program: Command, io: Io, setCode: (code: number) => void): void {
   const withConfig = (c: Command) => c.option('--config <file>', 'pipeline YAML (default: the embedded default)');
-  withConfig(program.command('parse [session]').description('assemble landed sessions and append a round to each chain'))
-    .option('--json', 'one JSON document')
-    .option('--max-round-bytes <size>', 'round byte budget (default: processors.assembler.max_round_bytes, 2MiB)')
-    .action(async (session, o) => {
-      setCode(await (await import('./parse.js')).runParse(session, o, io));
-    });
+  registerParseCommand(program, io, setCode);
   withConfig(program.command('conversation <id>').description("fold a conversation's chain and print what it holds"))
     .option('--terms <mode>', 'unified (default), native or both', 'unified')
     .option('--json', 'the asz.view document the page serves, as JSON (with --calls or --tools: those rows as JSON)')

@@ -44,7 +44,8 @@ async function collectAndParse(cfg: AszConfig, io: Io): Promise<void> {
     await collector.close();
   }
   // As `aszcol parse` does: a session settled since the last parse is only stat'ed.
-  await parseAll({ root: cfg.storageRoot, sessions: landedSessions(cfg.storageRoot), maxRoundBytes: PARSE_ROUND_BYTES }, (p) => {
+  // Chains written on the parse's threads are counted there too, so the report below reads their caches.
+  await parseAll({ root: cfg.storageRoot, sessions: landedSessions(cfg.storageRoot), maxRoundBytes: PARSE_ROUND_BYTES, usageCache: true }, (p) => {
     if ('error' in p) io.err(`aszcol usage: parse: ${p.session}: ${p.error.message}`);
     else if (p.result.status === 'busy') io.err(`aszcol usage: parse: ${p.session}: another parser holds its chain; its last round is reported`);
   });

@@ -18,6 +18,8 @@ export interface FreshlyLanded {
   /** SHA-256 of the whole file, closing line included. */
   digest: string;
   records: number;
+  /** How many records carry a workspace change (see `IndexedFile.changes`). */
+  changes?: number;
   entries: IndexEntry[];
 }
 
@@ -44,6 +46,7 @@ export function extendIndex(
     const file: IndexedFile = { seq: x.seq, kind: x.kind, rel: f.rel, digest: x.digest, records: x.records };
     if (x.stream) file.stream = x.stream;
     if (x.batch) file.batch = x.batch;
+    if (x.changes !== undefined) file.changes = x.changes;
     ix.files.push(file);
     for (const e of x.entries) ix.entries.push(e);
     ix.indexedSeq = x.seq;

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSessionData } from '../formats/session-data/decode.js';
+import { isChangeRecord } from '../formats/session-data/changes.js';
 import type { FileKind, PartKind, PartState, SdRecord } from '../formats/session-data/types.js';
 import {
   ColumnFigures,
@@ -77,6 +78,11 @@ export interface IndexedFile {
   records: number;
   stream?: string;
   batch?: string;
+  /**
+   * How many of its records carry a workspace change (`changes/1`): a round's header counts them
+   * without reading a file that has none. Absent in an index written before it was kept: read.
+   */
+  changes?: number;
 }
 
 export interface SessionIndex {
@@ -94,6 +100,11 @@ const PART_STRIDE = 7;
 const INDEXED_KINDS: ReadonlySet<PartKind> = new Set(['text', 'reasoning', 'call', 'result']);
 const STRING_FIELDS = ['id', 'parent', 'call', 'run', 'continues', 'tool', 'child', 'batch', 'started_by', 'label', 'from', 'trigger'] as const;
 const TELEMETRY_KINDS: ReadonlySet<FileKind> = new Set(['otlp_log', 'otlp_span']);
+
+/** Whether a record carries a workspace change (a `changes/1` data part), for `IndexedFile.changes`. */
+export function carriesChanges(r: SdRecord): boolean {
+  return r.parts.some((p) => p.k === 'data' && isChangeRecord(p.data));
+}
 
 export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { kind: FileKind; stream?: string; batch?: string }): IndexEntry {
   const t = r.time ? Date.parse(r.time) : NaN;
@@ -463,6 +474,7 @@ export function updateIndex(root: string, session: string, batch?: SyncBatch): {
     const file: IndexedFile = { seq: f.seq, kind: h.kind, rel: f.rel, digest: createHash('sha256').update(bytes).digest('hex'), records: read.records.length };
     if (h.stream) file.stream = h.stream;
     if (h.batch) file.batch = h.batch;
+    file.changes = read.records.filter(carriesChanges).length;
     ix.files.push(file);
     seen.add(f.seq);
     read.records.forEach((r, i) => ix!.entries.push(entryFromRecord(r, f.seq, i + 1, { kind: h.kind, stream: h.stream, batch: h.batch })));

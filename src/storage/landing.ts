@@ -5,7 +5,7 @@ import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { landedName } from './layout.js';
 import { WriteOnceFile } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
-import { entryFromRecord, type IndexEntry } from './index.js';
+import { carriesChanges, entryFromRecord, type IndexEntry } from './index.js';
 import type { FreshlyLanded } from './fresh-index.js';
 
 /** Everything constant for the files one source lands in one pass. */
@@ -58,8 +58,10 @@ export function landLines(
   const file = new WriteOnceFile(path);
   const h = target.header;
   const entries: IndexEntry[] = [];
+  let changes = 0;
   const add = (w: SessionDataWriter, r: SdRecord) => {
     const e = fresh ? entryFromRecord(r, seq, w.records + 1, { kind: h.kind, stream: h.stream, batch: h.batch }) : undefined;
+    if (fresh && carriesChanges(r)) changes++;
     w.add(r);
     if (e) entries.push(e);
   };
@@ -79,7 +81,7 @@ export function landLines(
     }
     const { digest, records, fileDigest } = w.close();
     // The index learns the file from what was written, without reading it back.
-    fresh?.push({ seq, path, kind: h.kind, stream: h.stream, batch: h.batch, digest: fileDigest, records, entries });
+    fresh?.push({ seq, path, kind: h.kind, stream: h.stream, batch: h.batch, digest: fileDigest, records, changes, entries });
     // In a batch the file is synced and installed with the others, before any cursor moves.
     if (batch) {
       const r = file.release();

@@ -32,6 +32,7 @@ export function indexNewSession(root: string, session: string, fresh: FreshlyLan
     const file: IndexedFile = { seq: x.seq, kind: x.kind, rel: relative(root, x.path).split('\\').join('/'), digest: x.digest, records: x.records };
     if (x.stream) file.stream = x.stream;
     if (x.batch) file.batch = x.batch;
+    if (x.changes !== undefined) file.changes = x.changes;
     ix.files.push(file);
     for (const e of x.entries) ix.entries.push(e);
     ix.indexedSeq = x.seq;

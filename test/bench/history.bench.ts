@@ -3,8 +3,11 @@
  * sessions recorded with the lab (tools, helpers, resume, compaction) are replicated with fresh
  * ids to at least 250 MB and 700 sessions (`BENCH_SCALE` scales both), then measured: the floor
  * (every line read, parsed and hashed on one thread), `collect --once` first and with nothing new,
- * `parse` first and with nothing new, ccusage `session --json` on the same directory, and the
- * service's time from one appended line to the page. Figures are one run on this machine, as JSON.
+ * `parse` first and with nothing new, `usage session --json` from the landed root and from scratch
+ * (an empty root: collect, parse and report in one command), ccusage `session --json` on the same
+ * directory, and the service's time from one appended line to the page. A command's start (node
+ * and the modules it loads, on an empty root) is measured beside them, so each figure reads as
+ * start plus work. Figures are one run on this machine, as JSON.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -83,15 +86,10 @@ function dropCachesHint(): string {
   return 'page cache warm: the corpus was just written, as on a laptop that used those files today';
 }
 
-async function main(): Promise<void> {
-  const scale = Number(process.env.BENCH_SCALE ?? 1);
-  const base = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-history-'));
-  const home = join(base, 'home');
-  const projects = join(home, 'projects');
-  const root = join(base, 'data');
-  const config = join(base, 'aszcol.yaml');
+/** A pipeline YAML for `root`, collecting `projects`, with the view and self-metrics on loopback. */
+function historyConfig(path: string, root: string, projects: string): string {
   writeFileSync(
-    config,
+    path,
     [
       'storage:',
       `  root: ${JSON.stringify(root)}`,
@@ -117,6 +115,27 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+  return path;
+}
+
+/** The totals a usage report printed, or undefined when its output is not the document. */
+function usageTotals(stdout: string): { sessions: number; total_tokens: number; calls: number; cost_usd: number } | undefined {
+  try {
+    const a = JSON.parse(stdout) as { rows: unknown[]; totals: { total_tokens: number; calls: number; cost_usd: number } };
+    return { sessions: a.rows.length, total_tokens: a.totals.total_tokens, calls: a.totals.calls, cost_usd: a.totals.cost_usd };
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const scale = Number(process.env.BENCH_SCALE ?? 1);
+  const base = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-history-'));
+  const home = join(base, 'home');
+  const projects = join(home, 'projects');
+  const root = join(base, 'data');
+  const config = join(base, 'aszcol.yaml');
+  historyConfig(config, root, projects);
   const result: Record<string, unknown> = { benchmark: 'history', node: process.version, scale, cores: (await import('node:os')).availableParallelism() };
   try {
     const seeds = await seedSessions((m) => process.stderr.write(`bench:history: ${m}\n`));
@@ -183,6 +202,24 @@ async function main(): Promise<void> {
     // A command's start (node, its modules) is in every figure above: measured alone, for reading them.
     const bare = timed(process.execPath, [BIN, 'validate', '--config', config]);
     result.cli_start_s = s(bare.ms);
+    const emptyConfig = historyConfig(join(base, 'empty.yaml'), join(base, 'empty-data'), join(base, 'empty-projects'));
+    const node = timed(process.execPath, ['-e', '']);
+    const parseStart = timed(process.execPath, [BIN, 'parse', '--json', '--config', emptyConfig]);
+    result.start = {
+      node_s: s(node.ms),
+      node_cpu_s: node.cpuS,
+      parse_on_empty_root_s: s(parseStart.ms),
+      parse_on_empty_root_cpu_s: parseStart.cpuS,
+      parse_nothing_new_work_s: s(p2.ms - parseStart.ms),
+      parse_nothing_new_work_cpu_s: +(p2.cpuS - parseStart.cpuS).toFixed(2),
+    };
+
+    // Issue 20's report on the same corpus: from the landed root, then from scratch on an empty one.
+    const usageArgs = ['usage', 'session', '--json', '--timezone', 'UTC'];
+    const uLanded = timed(process.execPath, [BIN, ...usageArgs, '--no-collect', '--config', config]);
+    const scratchConfig = historyConfig(join(base, 'scratch.yaml'), join(base, 'scratch-data'), projects);
+    const uScratch = timed(process.execPath, [BIN, ...usageArgs, '--config', scratchConfig]);
+    const landedTotals = usageTotals(uLanded.stdout);
 
     const cc = timed(CCUSAGE, ['session', '--json', '--offline'], { CLAUDE_CONFIG_DIR: home });
     let ccSessions = -1;
@@ -202,9 +239,31 @@ async function main(): Promise<void> {
       ours_over_ccusage: +(ours / cc.ms).toFixed(2),
       target: 'collect + parse faster than ccusage (ratio < 1)',
     };
+    result.usage = {
+      landed_s: s(uLanded.ms),
+      landed_cpu_s: uLanded.cpuS,
+      landed_over_ccusage: +(uLanded.ms / cc.ms).toFixed(3),
+      landed_target: '<= 0.2 of ccusage',
+      scratch_s: s(uScratch.ms),
+      scratch_cpu_s: uScratch.cpuS,
+      scratch_over_ccusage: +(uScratch.ms / cc.ms).toFixed(3),
+      scratch_cpu_over_ccusage: +(uScratch.cpuS / cc.cpuS).toFixed(3),
+      scratch_target: '<= 1 of ccusage (collect + parse + usage in one command)',
+      scratch_peak_rss_mb: uScratch.peakRssMb,
+      totals: landedTotals,
+      scratch_same_totals: JSON.stringify(usageTotals(uScratch.stdout)) === JSON.stringify(landedTotals),
+    };
 
     result.service = await serviceLatency({ config, projects, root, bin: BIN, appendLine: appendFileSync });
-    const peaks = [c1.peakRssMb, c2.peakRssMb, p1.peakRssMb, p2.peakRssMb, (result.service as { peak_rss_mb: number }).peak_rss_mb];
+    const peaks = [
+      c1.peakRssMb,
+      c2.peakRssMb,
+      p1.peakRssMb,
+      p2.peakRssMb,
+      uLanded.peakRssMb,
+      uScratch.peakRssMb,
+      (result.service as { peak_rss_mb: number }).peak_rss_mb,
+    ];
     result.peak_rss_mb = { max: Math.max(...peaks), target: '< 300 MB' };
   } finally {
     if (!process.env.BENCH_KEEP) rmSync(base, { recursive: true, force: true });

@@ -56,6 +56,15 @@ function chainEntry(root: string, conversation: string, writeCache: boolean): Ch
 }
 
 /**
+ * Works out a conversation's counted calls and keeps them beside its chain, as a report would: a
+ * parse that has just written the chain (on its own thread, for `aszcol usage`) does it there, so
+ * the report that follows reads the cache. Throws what folding the chain throws.
+ */
+export function cacheUsageOf(root: string, conversation: string): void {
+  chainEntry(root, conversation, true);
+}
+
+/**
  * Every counted call under the root. `writeCache`: keep each chain's calls beside it for the next
  * report (the CLI does; the view, which only reads the root, does not).
  */

@@ -4,10 +4,11 @@
  * reading anything of it; one whose chain covers its landed files is answered from the chain's
  * cached head; any other is parsed. Afterwards the sessions found settled the long way are
  * stamped, so the next parse with nothing new only stats a few directories per session. Many
- * sessions to parse (a first parse) are spread over worker threads (parse-pool.ts).
+ * sessions to parse (a first parse) are spread over worker threads (parse-pool.ts). What only the
+ * long way needs (the settled check, the summaries, the pool) loads when a session takes it, so a
+ * parse with nothing new loads little more than the stamps.
  */
 import { PARSER, POLICY } from '../../formats/session-flow/types.js';
-import { loadParseSummary, saveParseSummary } from '../../storage/parse-summary.js';
 import {
   dirTimes,
   loadSettledStamps,
@@ -19,14 +20,21 @@ import {
   type SettledStamps,
 } from '../../storage/settled-stamps.js';
 import { availableParallelism } from 'node:os';
-import type { ParseResult } from './parse.js';
-import { parseOnThreads } from './parse-pool.js';
-import { settledChain } from './settled.js';
+import type { DeferredRounds, ParseResult } from './parse.js';
+
+/** The modules of the long way, loaded on the first session that takes it. */
+const longWayModules = async () => {
+  const [settled, summaries] = await Promise.all([import('./settled.js'), import('../../storage/parse-summary.js')]);
+  return { settledChain: settled.settledChain, loadParseSummary: summaries.loadParseSummary, saveParseSummary: summaries.saveParseSummary };
+};
+type LongWay = Awaited<ReturnType<typeof longWayModules>>;
 
 export interface ParseAllOptions {
   root: string;
   sessions: string[];
   maxRoundBytes: number;
+  /** For `aszcol usage`: chains written on the pool's threads get their usage cache there (parse-group.ts). */
+  usageCache?: boolean;
 }
 
 /** One session's outcome: its result, or the error that stopped it (the others go on). */
@@ -46,7 +54,7 @@ const fromStamp = (session: string, s: SettledStamp): ParseResult => ({
  * A session nothing landed in since its head round, answered from the chain's cached head and the
  * summary counted at that head, without reading its landed files, index or rounds.
  */
-function settledResult(root: string, session: string): ParseResult | undefined {
+function settledResult({ settledChain, loadParseSummary }: LongWay, root: string, session: string): ParseResult | undefined {
   const settled = settledChain(root, session);
   const summary = settled && loadParseSummary(root, session, settled.headDigest);
   if (!settled || !summary) return undefined;
@@ -56,11 +64,13 @@ function settledResult(root: string, session: string): ParseResult | undefined {
 /**
  * One session the long way: answered from its settled chain, else parsed (and the summary of a new
  * head kept). Stamps are left alone. The assembly's modules load on the first session that needs them.
+ * With `deferred`, new rounds are staged in its batch (parse-group.ts).
  */
-export async function parseOne(root: string, session: string, maxRoundBytes: number): Promise<ParseResult> {
-  const cached = settledResult(root, session);
-  const r = cached ?? (await import('./parse.js')).parseSession({ root, session, maxRoundBytes });
-  if (!cached && r.summary && r.headDigest) saveParseSummary(root, session, r.headDigest, r.summary);
+export async function parseOne(root: string, session: string, maxRoundBytes: number, deferred?: DeferredRounds): Promise<ParseResult> {
+  const m = await longWayModules();
+  const cached = settledResult(m, root, session);
+  const r = cached ?? (await import('./parse.js')).parseSession({ root, session, maxRoundBytes, ...(deferred ? { deferred } : {}) });
+  if (!cached && r.summary && r.headDigest) m.saveParseSummary(root, session, r.headDigest, r.summary);
   return r;
 }
 
@@ -69,7 +79,7 @@ export async function parseOne(root: string, session: string, maxRoundBytes: num
  * the full settled check, so whatever changes after the times were read moves one of them. Undefined
  * when a time is too recent to trust or the session is not settled.
  */
-function stampOf(root: string, session: string, before: number): SettledStamp | undefined {
+function stampOf({ settledChain, loadParseSummary }: LongWay, root: string, session: string, before: number): SettledStamp | undefined {
   const dirs = dirTimes(root, session, watchedDirs(root, session));
   if (!dirs || dirs.some(([, ms]) => ms >= before)) return undefined;
   const settled = settledChain(root, session);
@@ -105,7 +115,8 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
   };
   const threads = Math.min(4, availableParallelism());
   if (longWay.length >= POOL_FROM && threads > 1) {
-    await parseOnThreads(longWay, { root, maxRoundBytes: o.maxRoundBytes, threads }, (s) => parseOne(root, s, o.maxRoundBytes), done);
+    const { parseOnThreads } = await import('./parse-pool.js');
+    await parseOnThreads(longWay, { root, maxRoundBytes: o.maxRoundBytes, threads, usageCache: o.usageCache }, (s) => parseOne(root, s, o.maxRoundBytes), done);
   } else {
     for (const session of longWay) {
       try {
@@ -120,9 +131,10 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
   const dropped = old ? Object.keys(old.sessions).some((s) => !(s in next.sessions)) : true;
   if (unstamped.length === 0 && !dropped) return results;
   try {
+    const m = await longWayModules();
     const before = trustedBefore(root);
     for (const session of unstamped.sort()) {
-      const stamp = stampOf(root, session, before);
+      const stamp = stampOf(m, root, session, before);
       if (stamp) next.sessions[session] = stamp;
     }
     saveSettledStamps(root, next);

@@ -1,11 +1,11 @@
-/** A thread of the CLI's parse pool (parse-pool.ts): parses each session it is handed, one at a time, and answers with the result or the error. */
+/** A thread of the CLI's parse pool (parse-pool.ts): parses each group of sessions it is handed (parse-group.ts) and answers with each one's result or error. */
 import { parentPort } from 'node:worker_threads';
-import { parseOne } from './parse-all.js';
+import { parseGroup } from './parse-group.js';
 import type { PoolReply, PoolRequest } from './parse-pool.js';
 
 parentPort!.on('message', (m: PoolRequest) => {
-  parseOne(m.root, m.session, m.maxRoundBytes).then(
-    (result) => parentPort!.postMessage({ session: m.session, result } satisfies PoolReply),
-    (err: Error) => parentPort!.postMessage({ session: m.session, error: err.message } satisfies PoolReply),
+  parseGroup(m.root, m.sessions, m.maxRoundBytes, { usageCache: m.usageCache }).then(
+    (parsed) => parentPort!.postMessage(parsed.map((p) => ('error' in p ? { session: p.session, error: p.error.message } : p)) satisfies PoolReply),
+    (err: Error) => parentPort!.postMessage(m.sessions.map((session) => ({ session, error: err.message })) satisfies PoolReply),
   );
 });

@@ -13,6 +13,7 @@ import { indexDir, loadIndex, updateIndex, type SessionIndex } from '../../stora
 import { FileLock } from '../../storage/lock.js';
 import { sessionLockPath } from '../../storage/layout.js';
 import { removeDeadTemporaries, WriteOnceFile } from '../../storage/write-once.js';
+import type { SyncBatch } from '../../storage/sync-batch.js';
 import { AszError } from '../../util/errors.js';
 import { diffAssembly } from './diff.js';
 import { removeDuplicates } from '../../assemble/stage1-dedupe.js';
@@ -23,6 +24,19 @@ export interface ParseOptions {
   session: string;
   /** A round over this many bytes is assembled again over a narrower window (a single landed file is never split). */
   maxRoundBytes: number;
+  /**
+   * Rounds made durable with other sessions' (a first parse of many): each round is staged in
+   * `batch` unsynced, the chain's state that must follow its sync is queued in `after` (for the
+   * caller to run once the batch has committed) and the chain lock's release in `release` (run
+   * whether it committed or not).
+   */
+  deferred?: DeferredRounds;
+}
+
+export interface DeferredRounds {
+  batch: SyncBatch;
+  after: (() => void)[];
+  release: (() => void)[];
 }
 
 export interface WrittenRound {
@@ -87,6 +101,10 @@ export function parseSession(o: ParseOptions): ParseResult {
   }
   mkdirSync(chainDir(root, session), { recursive: true });
   if (!lock.tryAcquire()) return { ...result, status: 'busy' };
+  const deferred = o.deferred;
+  // Until the batch commits, a round is not on disk under its name: the chain stays locked so no other parser extends it meanwhile.
+  const afterSync = (step: () => void) => (deferred ? deferred.after.push(step) : step());
+  const unlock = () => (deferred ? deferred.release.push(() => lock.release()) : lock.release());
   try {
     for (const dir of [chainDir(root, session), roundsDir(root, session)]) removeDeadTemporaries(dir);
     // Under the lock: read the chain again, so a round written meanwhile is the head we extend.
@@ -155,7 +173,10 @@ export function parseSession(o: ParseOptions): ParseResult {
       const path = join(roundsDir(root, session), roundName(built.header.round, built.digest));
       const file = new WriteOnceFile(path); // exclusive: a round that exists is never replaced
       file.write(built.text);
-      file.commit();
+      if (deferred) {
+        const r = file.release();
+        deferred.batch.stageFile(r.fd, r.tmp, r.final);
+      } else file.commit();
       const round = {
         header: built.header,
         frames: built.frames,
@@ -177,14 +198,15 @@ export function parseSession(o: ParseOptions): ParseResult {
         relations: round.commit.counts.relations,
         unresolved: round.commit.counts.unresolved,
       });
-      saveConversationState(root, session, {
+      const state = {
         head: built.header.round,
         headDigest: built.digest,
         throughSeq: through,
         inputDigest: built.header.input_digest,
         parser: PARSER,
         policy: POLICY,
-      });
+      };
+      afterSync(() => saveConversationState(root, session, state));
     }
     result.status = result.rounds.length ? 'written' : 'unchanged';
     result.throughSeq = through;
@@ -194,7 +216,7 @@ export function parseSession(o: ParseOptions): ParseResult {
     result.summary = summarize(assembled);
     return result;
   } finally {
-    lock.release();
+    unlock();
   }
 }
 

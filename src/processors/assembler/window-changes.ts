@@ -1,7 +1,8 @@
 /**
  * The workspace changes a round's window of landed files carries, for the round header's
- * `changes`, `lines_added` and `lines_removed`. Only files that mention a `changes/1` record are
- * parsed, so a round without edits costs one read of bytes the index build has just read.
+ * `changes`, `lines_added` and `lines_removed`. Only files that carry a `changes/1` record are
+ * read: the index counts them per file when it learns the file, so a round without edits reads no
+ * landed file (an index from before the count was kept: files that mention the schema are parsed).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,8 +16,9 @@ export function windowChanges(root: string, files: IndexedFile[], isLive: (seq: 
   const found: WorkspaceChange[] = [];
   const marker = Buffer.from(`"${CHANGES_SCHEMA}"`);
   for (const f of files) {
+    if (f.changes === 0) continue;
     const path = join(root, f.rel);
-    if (!readFileSync(path).includes(marker)) continue;
+    if (f.changes === undefined && !readFileSync(path).includes(marker)) continue;
     const { records } = readSessionData(path);
     records.forEach((r, i) => {
       if (isLive(f.seq, i + 1)) found.push(...changesOfRecord(r, { seq: f.seq, row: i + 1 }, f.stream));
