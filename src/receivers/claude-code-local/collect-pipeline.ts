@@ -60,13 +60,18 @@ export async function collectSessionsPipelined(
   let batch = new SyncBatch();
   let held: HeldSession[] = [];
   let durable: Promise<void> = chain.idle();
+  const phases = (report.phases ??= { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 });
   const handOn = async () => {
+    const waited = performance.now();
     ({ durable } = await chain.handOn(batch, held, o, report));
+    phases.stallMs += performance.now() - waited;
     batch = new SyncBatch();
     held = [];
   };
   for (const s of sessions) {
+    const started = performance.now();
     const h = beginSession(s, o, report, batch);
+    phases.buildMs += performance.now() - started;
     if (h) held.push(h);
     if (batch.pendingFiles >= BATCH_FILES) await handOn();
     // A turn of the event loop between sessions, so the syncing batch moves on as its syncs finish.

@@ -65,6 +65,22 @@ export interface PassReport {
   durationMs: number;
   /** Provider bodies this pass: landed, waiting for their session or their last write, landed whole as unreadable. */
   bodies?: { landed: number; waiting: number; unreadable: number };
+  /** Where the pass's time went, for the benchmarks (`PassPhases`). */
+  phases?: PassPhases;
+}
+
+/**
+ * A pass's wall time by phase, in milliseconds. `collectMs` is the sessions' collection as the
+ * caller waited for it; `buildMs` and `stallMs` are summed over the workers: the time they spent
+ * collecting, and the time they stood waiting for an earlier batch's syncs to finish.
+ */
+export interface PassPhases {
+  discoverMs: number;
+  judgeMs: number;
+  collectMs: number;
+  finishMs: number;
+  buildMs: number;
+  stallMs: number;
 }
 
 function target(root: string, s: SourceFile, stamp: string, at: string, adapter = ADAPTER): LandingTarget {
@@ -328,6 +344,11 @@ export function emptyReport(): PassReport {
 export function mergeReport(into: PassReport, from: PassReport): void {
   for (const k of ['sessions', 'sources', 'landedFiles', 'landedRecords', 'landedBytes', 'busy', 'pending', 'conflicts', 'sourceGone'] as const)
     into[k] += from[k];
+  if (from.phases) {
+    into.phases ??= { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
+    into.phases.buildMs += from.phases.buildMs;
+    into.phases.stallMs += from.phases.stallMs;
+  }
   into.newConflicts.push(...from.newConflicts);
   into.errors.push(...from.errors);
 }
