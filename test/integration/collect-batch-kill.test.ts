@@ -65,49 +65,72 @@ function temporariesUnder(root: string): string[] {
   return out;
 }
 
+/** The sessions with landed files that no cursor of theirs counts yet. */
+function landedWithoutCursor(root: string, sessions: Iterable<string>): string[] {
+  return [...sessions].filter((s) => existsSync(join(root, s)) && landedFiles(root, s).length > 0 && cursorsUnder(join(root, s)).length === 0);
+}
+
+/**
+ * Collects thirty sessions with two workers, killed with SIGKILL at a worker's `crashAt`-th batch
+ * (its files installed, its cursors not yet moved); then a second collect, and the checks that
+ * nothing was lost and that assembly holds each record once. Returns what the kill left.
+ */
+async function killThenRecover(crashAt: number): Promise<{ cursorsAfterKill: number; uncounted: string[] }> {
+  const base = tempDir('aszcol-batch-kill-');
+  const root = join(base, 'data');
+  const src = join(base, 'projects');
+  const uuids = writeHistory(src);
+  const config = writeConfig(base, root, src, '    workers: 2\n');
+
+  const killed = await runCli(['collect', '--once', '--config', config], { env: { ASZCOL_TEST_CRASH_AFTER_LAND: String(crashAt) } });
+  expect(killed.code).toBe(137);
+  const after = { cursorsAfterKill: cursorsUnder(root).length, uncounted: landedWithoutCursor(root, uuids.keys()) };
+
+  const again = await runCli(['collect', '--once', '--config', config, '--json']);
+  expect(again.code).toBe(0);
+  expect(temporariesUnder(root)).toEqual([]);
+  // Nothing lost: every source record's uuid is in a landed file of its session.
+  for (const [s, ids] of uuids) {
+    const landed = new Set(landedFiles(root, s).flatMap((f) => f.records.map((r) => r.id)));
+    expect(ids.filter((id) => !landed.has(id))).toEqual([]);
+  }
+  // The killed batch's files were landed again: verify names the copies and passes.
+  const v = await runCli(['verify', '--config', config]);
+  expect(v.code).toBe(0);
+  expect(v.stdout).toMatch(/record\(s\) landed more than once/);
+
+  // Nothing twice after assembly: each chain is the one a collect that was never killed gives.
+  mkdirSync(join(base, 'clean'), { recursive: true });
+  const clean = writeConfig(join(base, 'clean'), join(base, 'clean', 'data'), src, '    workers: 2\n');
+  expect((await runCli(['collect', '--once', '--config', clean])).code).toBe(0);
+  const summaries = async (cfg: string) => {
+    const p = await runCli(['parse', '--config', cfg, '--json']);
+    expect(p.code).toBe(0);
+    const rows = JSON.parse(p.stdout) as { session: string; summary: { talks: number } }[];
+    return new Map(rows.map((r) => [r.session, r.summary]));
+  };
+  const recovered = await summaries(config);
+  const neverKilled = await summaries(clean);
+  expect(recovered.size).toBe(SESSIONS);
+  expect(recovered).toEqual(neverKilled);
+  for (const summary of recovered.values()) expect(summary.talks).toBeGreaterThanOrEqual(PROMPTS);
+  return after;
+}
+
 describe('collection in sync batches', () => {
   test('a collect killed after a batch installed its files and before any cursor moved loses nothing, and assembly holds each record once', async () => {
-    const base = tempDir('aszcol-batch-kill-');
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    const uuids = writeHistory(src);
-    const config = writeConfig(base, root, src, '    workers: 2\n');
+    const { cursorsAfterKill, uncounted } = await killThenRecover(1);
+    // The kill came inside a worker's first batch: several sessions' files are installed and not one cursor counts them.
+    expect(uncounted.length).toBeGreaterThan(1);
+    expect(cursorsAfterKill).toBe(0);
+  }, 120_000);
 
-    const killed = await runCli(['collect', '--once', '--config', config], { env: { ASZCOL_TEST_CRASH_AFTER_LAND: '1' } });
-    expect(killed.code).toBe(137);
-    // The kill came inside a batch: several sessions' files are installed and not one cursor counts them.
-    const landedBeforeRestart = [...uuids.keys()].filter((s) => existsSync(join(root, s)) && landedFiles(root, s).length > 0);
-    expect(landedBeforeRestart.length).toBeGreaterThan(1);
-    expect(cursorsUnder(root)).toEqual([]);
-
-    const again = await runCli(['collect', '--once', '--config', config, '--json']);
-    expect(again.code).toBe(0);
-    expect(temporariesUnder(root)).toEqual([]);
-    // Nothing lost: every source record's uuid is in a landed file of its session.
-    for (const [s, ids] of uuids) {
-      const landed = new Set(landedFiles(root, s).flatMap((f) => f.records.map((r) => r.id)));
-      expect(ids.filter((id) => !landed.has(id))).toEqual([]);
-    }
-    // The killed batch's files were landed again: verify names the copies and passes.
-    const v = await runCli(['verify', '--config', config]);
-    expect(v.code).toBe(0);
-    expect(v.stdout).toMatch(/record\(s\) landed more than once/);
-
-    // Nothing twice after assembly: each chain is the one a collect that was never killed gives.
-    mkdirSync(join(base, 'clean'), { recursive: true });
-    const clean = writeConfig(join(base, 'clean'), join(base, 'clean', 'data'), src, '    workers: 2\n');
-    expect((await runCli(['collect', '--once', '--config', clean])).code).toBe(0);
-    const summaries = async (cfg: string) => {
-      const p = await runCli(['parse', '--config', cfg, '--json']);
-      expect(p.code).toBe(0);
-      const rows = JSON.parse(p.stdout) as { session: string; summary: { talks: number } }[];
-      return new Map(rows.map((r) => [r.session, r.summary]));
-    };
-    const recovered = await summaries(config);
-    const neverKilled = await summaries(clean);
-    expect(recovered.size).toBe(SESSIONS);
-    expect(recovered).toEqual(neverKilled);
-    for (const summary of recovered.values()) expect(summary.talks).toBeGreaterThanOrEqual(PROMPTS);
+  test("killed in a worker's second batch, built while its first synced: the first batch's cursors stand, the second's files land again once", async () => {
+    // Thirty sessions in groups of twelve over two workers: one worker is handed a second group while its first batch syncs.
+    const { cursorsAfterKill, uncounted } = await killThenRecover(2);
+    // The first batch moved its cursors before the second's syncs began; the second's files are installed and counted by none.
+    expect(cursorsAfterKill).toBeGreaterThan(0);
+    expect(uncounted.length).toBeGreaterThan(0);
   }, 120_000);
 
   test('the index a batch writes from the records it landed is byte for byte the one rebuilt by reading the landed files', async () => {

@@ -7,7 +7,16 @@ import { isSessionEntryName, listDir, sessionLockPath } from '../../storage/layo
 
 import { ProviderBodyCollector } from './provider-bodies.js';
 import { sessionsWithWork } from './quiet-session.js';
-import { collectSession, countConflicts, emptyReport, markPruned, mergeReport, type LocalCollectOptions, type PassReport } from './session-collect.js';
+import {
+  collectSession,
+  countConflicts,
+  emptyReport,
+  markPruned,
+  mergeReport,
+  type LocalCollectOptions,
+  type PassPhases,
+  type PassReport,
+} from './session-collect.js';
 
 export type { LocalCollectOptions, PassReport } from './session-collect.js';
 
@@ -47,17 +56,23 @@ export class LocalCollector {
     if (workers <= 1 || this.opts.clock) return this.pass(); // a clock function cannot cross to a worker
     const started = Date.now();
     const { report, found } = this.begin();
+    const phases = report.phases!;
     // Before the threads exist, quiet sessions are judged here so a pass with nothing new starts none (a one-shot
     // `collect`); once they run (the service), they judge them, and this thread's event loop stays free.
+    let mark = performance.now();
     const work = this.pool ? found.sessions : sessionsWithWork(this.opts.root, found.sessions, report);
+    phases.judgeMs = performance.now() - mark;
+    mark = performance.now();
     if (work.length < 2) {
       for (const s of work) collectSession(s, this.opts, report);
+      phases.collectMs = performance.now() - mark;
       return this.finish(report, found, started);
     }
     this.pool ??= new SessionPool(workers);
     const { afterLand: _hook, afterBodyFile: _bodyHook, ...plain } = this.opts;
     const done = await this.pool.run(work, plain);
     for (const r of done) mergeReport(report, r);
+    phases.collectMs = performance.now() - mark;
     return this.finish(report, found, started);
   }
 
@@ -69,7 +84,9 @@ export class LocalCollector {
 
   private begin(): { report: PassReport; found: DiscoveryResult } {
     const report = emptyReport();
+    const mark = performance.now();
     const found = discover(this.opts.sourceRoot, this.opts.filter);
+    report.phases = { discoverMs: performance.now() - mark, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
     for (const e of found.errors) report.errors.push({ where: e.path, message: `cannot read project directory: ${e.message}` });
     report.filteredOut = found.filteredOut.length;
     return { report, found };
@@ -77,6 +94,7 @@ export class LocalCollector {
 
   private finish(report: PassReport, found: DiscoveryResult, started: number): PassReport {
     const o = this.opts;
+    const mark = performance.now();
     const discovered = new Set<string>([...found.sessions.map((s) => s.id), ...found.filteredOut]);
     for (const id of discovered) this.checkedUndiscovered.delete(id);
     // Sessions with landed data that discovery no longer finds: their sources were pruned.
@@ -112,6 +130,9 @@ export class LocalCollector {
       report.errors.push(...b.errors);
     }
     report.durationMs = Date.now() - started;
+    const phases = report.phases!;
+    phases.finishMs = performance.now() - mark;
+    for (const k of Object.keys(phases) as (keyof PassPhases)[]) phases[k] = Math.round(phases[k]);
     return report;
   }
 }

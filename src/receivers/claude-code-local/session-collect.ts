@@ -22,7 +22,7 @@ import { removeDeadTemporaries } from '../../storage/write-once.js';
 import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
-import { BATCH_FILES, SyncBatch } from '../../storage/sync-batch.js';
+import { SyncBatch } from '../../storage/sync-batch.js';
 import { quietSession } from './quiet-session.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 
@@ -67,6 +67,22 @@ export interface PassReport {
   durationMs: number;
   /** Provider bodies this pass: landed, waiting for their session or their last write, landed whole as unreadable. */
   bodies?: { landed: number; waiting: number; unreadable: number; writtenWhole?: { src: string; why: string }[] };
+  /** Where the pass's time went, for the benchmarks (`PassPhases`). */
+  phases?: PassPhases;
+}
+
+/**
+ * A pass's wall time by phase, in milliseconds. `collectMs` is the sessions' collection as the
+ * caller waited for it; `buildMs` and `stallMs` are summed over the workers: the time they spent
+ * collecting, and the time they stood waiting for an earlier batch's syncs to finish.
+ */
+export interface PassPhases {
+  discoverMs: number;
+  judgeMs: number;
+  collectMs: number;
+  finishMs: number;
+  buildMs: number;
+  stallMs: number;
 }
 
 function target(root: string, s: SourceFile, stamp: string, at: string, adapter = ADAPTER): LandingTarget {
@@ -138,7 +154,7 @@ export function countConflicts(root: string, session: string): number {
 }
 
 /** A session collected into a batch and still held under its lock until the batch is durable. */
-interface HeldSession {
+export interface HeldSession {
   id: string;
   lock: FileLock;
   counter: SequenceCounter;
@@ -155,7 +171,7 @@ interface HeldSession {
  * Collects one session's sources into `batch` under the session's lock, which stays held until
  * `finishSessions`. Undefined when another process holds the lock or the session failed (reported).
  */
-function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport, batch: SyncBatch): HeldSession | undefined {
+export function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport, batch: SyncBatch): HeldSession | undefined {
   report.sessions++;
   if (quietSession(o.root, s)) {
     report.sources += s.sources.length; // each looked at, each unchanged
@@ -236,7 +252,7 @@ function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: Pass
  * its session.state, written through a second batch, then its lock released. When the first batch
  * failed (`landed` false), the sessions are only released: the next pass lands what this one did not.
  */
-function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: PassReport, state: SyncBatch): void {
+export function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: PassReport, state: SyncBatch): void {
   for (const h of held) {
     try {
       if (h.isNew) {
@@ -259,11 +275,11 @@ function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: Pas
   }
 }
 
-function releaseAll(held: HeldSession[]): void {
+export function releaseAll(held: HeldSession[]): void {
   for (const h of held.splice(0)) h.lock.release();
 }
 
-function batchFailed(held: HeldSession[], o: LocalCollectOptions, report: PassReport, err: unknown): void {
+export function batchFailed(held: HeldSession[], o: LocalCollectOptions, report: PassReport, err: unknown): void {
   for (const h of held) report.errors.push({ where: join(o.root, h.id), message: `landing not made durable: ${(err as Error).message}` });
 }
 
@@ -286,34 +302,6 @@ export function collectSession(s: DiscoveredSession, o: LocalCollectOptions, rep
   } finally {
     releaseAll(held);
   }
-}
-
-/**
- * Collects sessions one after another into shared batches: every `BATCH_FILES` landed files (or
- * at the end) the batch's files are synced side by side on the thread pool, then the cursors,
- * indexes and session states of its sessions, then their locks are released.
- */
-export async function collectSessions(sessions: DiscoveredSession[], o: LocalCollectOptions, report: PassReport): Promise<void> {
-  const batch = new SyncBatch();
-  const held: HeldSession[] = [];
-  const flush = async () => {
-    try {
-      await batch.commit(o.afterLand);
-      finishSessions(held, o, report, batch);
-      await batch.commit();
-    } catch (err) {
-      batch.abort();
-      batchFailed(held, o, report, err);
-    } finally {
-      releaseAll(held);
-    }
-  };
-  for (const s of sessions) {
-    const h = beginSession(s, o, report, batch);
-    if (h) held.push(h);
-    if (batch.pendingFiles >= BATCH_FILES) await flush();
-  }
-  await flush();
 }
 
 function recordOutcome(report: PassReport, src: SourceFile, outcome: SourceOutcome): void {
@@ -358,6 +346,11 @@ export function emptyReport(): PassReport {
 export function mergeReport(into: PassReport, from: PassReport): void {
   for (const k of ['sessions', 'sources', 'landedFiles', 'landedRecords', 'landedBytes', 'busy', 'pending', 'conflicts', 'sourceGone'] as const)
     into[k] += from[k];
+  if (from.phases) {
+    into.phases ??= { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
+    into.phases.buildMs += from.phases.buildMs;
+    into.phases.stallMs += from.phases.stallMs;
+  }
   into.newConflicts.push(...from.newConflicts);
   into.errors.push(...from.errors);
 }

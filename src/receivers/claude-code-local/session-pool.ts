@@ -5,6 +5,9 @@ import type { LocalCollectOptions, PassReport } from './session-collect.js';
 
 type Job = { sessions: DiscoveredSession[]; opts: LocalCollectOptions };
 
+/** What a worker answers: a group collected (hand it the next), then that group's report once it is durable. */
+export type WorkerAnswer = { built: true } | { report: PassReport };
+
 /** Sessions handed to a worker at once: enough for its sync batches to fill, few enough that the workers finish together. */
 const GROUP = 12;
 
@@ -20,7 +23,7 @@ function weight(s: DiscoveredSession): number {
 
 /**
  * A small pool of worker threads, each collecting a group of whole sessions at a time (their syncs
- * batched together). A session never splits across threads: its lock and its sequence counter
+ * batched together, a group's batch syncing while the next group is collected). A session never splits across threads: its lock and its sequence counter
  * belong to one collector.
  */
 export class SessionPool {
@@ -38,21 +41,31 @@ export class SessionPool {
     const queue = [...sessions].sort((a, b) => weight(b) - weight(a));
     const results: PassReport[] = [];
     while (this.workers.length < Math.min(this.size, queue.length)) this.workers.push(this.spawn());
+    // A worker is handed its next group once the last one is built, and owes a report for each group it was handed.
     const drive = (w: Worker) =>
       new Promise<void>((resolve, reject) => {
+        let owed = 0;
+        let drained = false;
+        const settleIfDone = () => {
+          if (!drained || owed > 0) return;
+          w.off('message', onMessage);
+          w.off('error', reject);
+          resolve();
+        };
         const next = () => {
           const sessions = queue.splice(0, GROUP);
           if (sessions.length === 0) {
-            w.off('message', onMessage);
-            w.off('error', reject);
-            resolve();
-            return;
+            drained = true;
+            return settleIfDone();
           }
+          owed++;
           w.postMessage({ sessions, opts } satisfies Job);
         };
-        const onMessage = (r: PassReport) => {
-          results.push(r);
-          next();
+        const onMessage = (a: WorkerAnswer) => {
+          if ('built' in a) return next();
+          results.push(a.report);
+          owed--;
+          settleIfDone();
         };
         w.on('message', onMessage);
         w.once('error', reject);

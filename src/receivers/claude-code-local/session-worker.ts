@@ -1,17 +1,43 @@
-/** A worker thread of the session pool: collects the groups of sessions it is handed, one group at a time. */
-import { parentPort } from 'node:worker_threads';
+/**
+ * A worker thread of the session pool: collects the groups of sessions it is handed. It answers
+ * `built` once a group is collected and the batch before it is durable (so the pool can hand it
+ * the next group while this one syncs), then the group's report once its batches are durable.
+ */
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
-import { collectSessions, emptyReport, type LocalCollectOptions } from './session-collect.js';
+import { emptyReport, type LocalCollectOptions } from './session-collect.js';
+import { collectSessionsPipelined, SyncChain } from './collect-pipeline.js';
+import type { WorkerAnswer } from './session-pool.js';
 
-parentPort!.on('message', ({ sessions, opts }: { sessions: DiscoveredSession[]; opts: LocalCollectOptions }) => {
-  const report = emptyReport();
-  // The crash test's hook: a real crash of the whole process, between landing and the cursor commit.
-  const afterLand = process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined;
-  void collectSessions(sessions, { ...opts, afterLand }, report).then(
-    () => parentPort!.postMessage(report),
-    (err: unknown) => {
-      report.errors.push({ where: opts.root, message: (err as Error).message });
-      parentPort!.postMessage(report);
-    },
-  );
-});
+/** The crash test's hook: a real crash of the whole process at the Nth batch of a worker, between landing and the cursor commit. */
+function crashHook(): (() => void) | undefined {
+  const at = Number(process.env.ASZCOL_TEST_CRASH_AFTER_LAND || 0);
+  if (!(at >= 1)) return undefined;
+  let batches = 0;
+  return () => {
+    if (++batches >= at) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+function serve(port: MessagePort): void {
+  const chain = new SyncChain();
+  const afterLand = crashHook();
+  port.on('message', ({ sessions, opts }: { sessions: DiscoveredSession[]; opts: LocalCollectOptions }) => {
+    const report = emptyReport();
+    const fail = (err: unknown) => report.errors.push({ where: opts.root, message: (err as Error).message });
+    const answer = (a: WorkerAnswer) => port.postMessage(a);
+    void collectSessionsPipelined(sessions, { ...opts, afterLand }, report, chain).then(
+      ({ durable }) => {
+        answer({ built: true });
+        void durable.then(() => answer({ report }));
+      },
+      (err: unknown) => {
+        fail(err);
+        answer({ built: true });
+        void chain.idle().then(() => answer({ report }));
+      },
+    );
+  });
+}
+
+serve(parentPort!);
