@@ -117,45 +117,8 @@ async function over(protocol: 'grpc' | 'http', root: string, metrics: boolean): 
   try {
     if (protocol === 'grpc') {
       grpcServer = new grpc.Server({ 'grpc.max_receive_message_length': -1 });
-      const id = (b: Buffer) => b;
-      grpcServer.addService(
-        {
-          Export: {
-            path: `/${GRPC_SERVICE.logs}/Export`,
-            requestStream: false,
-            responseStream: false,
-            requestSerialize: id,
-            requestDeserialize: id,
-            responseSerialize: id,
-            responseDeserialize: id,
-          },
-        } as grpc.ServiceDefinition,
-        {
-          Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
-            bodies.push(call.request);
-            cb(null, encodeResponse('logs', 'protobuf'));
-          },
-        },
-      );
-      grpcServer.addService(
-        {
-          Export: {
-            path: `/${GRPC_SERVICE.metrics}/Export`,
-            requestStream: false,
-            responseStream: false,
-            requestSerialize: id,
-            requestDeserialize: id,
-            responseSerialize: id,
-            responseDeserialize: id,
-          },
-        } as grpc.ServiceDefinition,
-        {
-          Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
-            metricBodies.push(call.request);
-            cb(null, encodeResponse('metrics', 'protobuf'));
-          },
-        },
-      );
+      addRawExport(grpcServer, 'logs', bodies);
+      addRawExport(grpcServer, 'metrics', metricBodies);
       const port = await new Promise<number>((res, rej) =>
         grpcServer!.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
       );
@@ -212,4 +175,16 @@ if (d) {
   d.port.postMessage({ results, error });
   Atomics.store(d.flag, 0, 1);
   Atomics.notify(d.flag, 0);
+}
+
+/** An OTLP Export service that keeps each request's bytes as sent (no decoding) and answers success. */
+function addRawExport(server: grpc.Server, signal: 'logs' | 'metrics', into: Buffer[]): void {
+  const id = (b: Buffer) => b;
+  const method = { requestStream: false, responseStream: false, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id };
+  server.addService({ Export: { path: `/${GRPC_SERVICE[signal]}/Export`, ...method } } as grpc.ServiceDefinition, {
+    Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+      into.push(call.request);
+      cb(null, encodeResponse(signal, 'protobuf'));
+    },
+  });
 }
