@@ -63,7 +63,7 @@ export async function runParse(session: string | undefined, opts: { config?: str
     } catch (err) {
       report({ session, error: err as Error });
     }
-  } else await parseAll({ root: cfg.storageRoot, sessions, maxRoundBytes }, report);
+  } else await parseAll({ root: cfg.storageRoot, sessions, maxRoundBytes, usageCache: true }, report); // a later `usage` reads, not folds
   // Nothing landed: say where we looked, so a wrong --config (or none) is obvious.
   if (sessions.length === 0)
     io.err(`aszcol parse: no landed session under ${cfg.storageRoot} (the storage root of ${cfg.source}); run aszcol collect --once first`);

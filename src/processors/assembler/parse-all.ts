@@ -33,7 +33,7 @@ export interface ParseAllOptions {
   root: string;
   sessions: string[];
   maxRoundBytes: number;
-  /** For `aszcol usage`: chains written on the pool's threads get their usage cache there (parse-group.ts). */
+  /** Chains written on the pool's threads get their usage cache there (parse-group.ts), so a usage report reads it instead of folding. */
   usageCache?: boolean;
 }
 
