@@ -1,7 +1,8 @@
-import { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { EXIT, stdio, type Io } from './context.js';
 import { registerAssemblyCommands } from './assembly-commands.js';
+import { newProgram, runProgram } from './program.js';
 import { registerUsageCommand } from './usage.js';
 
 function version(): string {
@@ -16,13 +17,7 @@ function version(): string {
  */
 export async function main(argv: string[], io: Io = stdio): Promise<number> {
   let code: number = EXIT.ok;
-  const program = new Command('aszcol')
-    .description('A collector for Claude Code telemetry. With no command, runs the service on the pipeline YAML.')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .showHelpAfterError()
-    // Options before a command belong to the service; after it, to the command.
-    .enablePositionalOptions();
+  const program = newProgram(io).description('A collector for Claude Code telemetry. With no command, runs the service on the pipeline YAML.');
   const withConfig = (c: Command) => c.option('--config <file>', 'pipeline YAML (default: the embedded default)');
 
   withConfig(program.command('sources').description('list the sessions discovery finds under the source root'))
@@ -96,11 +91,5 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
       io.out(`aszcol ${version()}`);
     });
 
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.config;
-    throw err;
-  }
-  return code;
+  return runProgram(program, argv, () => code);
 }

@@ -4,6 +4,6 @@
  */
 import { stdio, type Io } from './context.js';
 import { registerParseCommand } from './parse-command.js';
-import { runSingleCommand } from './single-command.js';
+import { runSingleCommand } from './program.js';
 
 export const parseMain = (argv: string[], io: Io = stdio): Promise<number> => runSingleCommand(registerParseCommand, argv, io);

@@ -4,6 +4,6 @@
  */
 import { stdio, type Io } from './context.js';
 import { registerUsageCommand } from './usage.js';
-import { runSingleCommand } from './single-command.js';
+import { runSingleCommand } from './program.js';
 
 export const usageMain = (argv: string[], io: Io = stdio): Promise<number> => runSingleCommand(registerUsageCommand, argv, io);

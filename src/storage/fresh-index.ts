@@ -42,15 +42,19 @@ export function extendIndex(
   const bySeq = new Map(fresh.map((f) => [f.seq, f]));
   if (onDisk.length !== fresh.length || onDisk.some((f) => bySeq.get(f.seq)?.path !== f.path)) return updateIndex(root, session, batch);
   for (const f of onDisk) {
-    const x = bySeq.get(f.seq)!;
-    const file: IndexedFile = { seq: x.seq, kind: x.kind, rel: f.rel, digest: x.digest, records: x.records };
-    if (x.stream) file.stream = x.stream;
-    if (x.batch) file.batch = x.batch;
-    if (x.changes !== undefined) file.changes = x.changes;
-    ix.files.push(file);
-    for (const e of x.entries) ix.entries.push(e);
-    ix.indexedSeq = x.seq;
+    appendFresh(ix, bySeq.get(f.seq)!, f.rel);
   }
   if (onDisk.length) saveIndex(root, ix, batch);
   return { index: ix, added: onDisk.length, problems: [] };
+}
+
+/** Adds one freshly landed file (at `rel` under the root) and its entries to the end of `ix`. */
+export function appendFresh(ix: SessionIndex, x: FreshlyLanded, rel: string): void {
+  const file: IndexedFile = { seq: x.seq, kind: x.kind, rel, digest: x.digest, records: x.records };
+  if (x.stream) file.stream = x.stream;
+  if (x.batch) file.batch = x.batch;
+  if (x.changes !== undefined) file.changes = x.changes;
+  ix.files.push(file);
+  for (const e of x.entries) ix.entries.push(e);
+  ix.indexedSeq = x.seq;
 }

@@ -7,8 +7,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import type { FreshlyLanded } from './fresh-index.js';
-import { saveIndex, type IndexedFile, type SessionIndex } from './index.js';
+import { appendFresh, type FreshlyLanded } from './fresh-index.js';
+import { saveIndex, type SessionIndex } from './index.js';
 import type { SyncBatch } from './sync-batch.js';
 import { sessionLockPath } from './layout.js';
 
@@ -28,15 +28,7 @@ export function sessionIsNew(root: string, session: string): boolean {
  */
 export function indexNewSession(root: string, session: string, fresh: FreshlyLanded[], batch?: SyncBatch): SessionIndex {
   const ix: SessionIndex = { session, indexedSeq: 0, files: [], entries: [] };
-  for (const x of [...fresh].sort((a, b) => a.seq - b.seq)) {
-    const file: IndexedFile = { seq: x.seq, kind: x.kind, rel: relative(root, x.path).split('\\').join('/'), digest: x.digest, records: x.records };
-    if (x.stream) file.stream = x.stream;
-    if (x.batch) file.batch = x.batch;
-    if (x.changes !== undefined) file.changes = x.changes;
-    ix.files.push(file);
-    for (const e of x.entries) ix.entries.push(e);
-    ix.indexedSeq = x.seq;
-  }
+  for (const x of [...fresh].sort((a, b) => a.seq - b.seq)) appendFresh(ix, x, relative(root, x.path).split('\\').join('/'));
   if (ix.files.length) saveIndex(root, ix, batch);
   return ix;
 }
