@@ -167,18 +167,23 @@ describe('the otlp exporter withholds what hide names from every file it sends',
     try {
       const report = await pusher.pass({ force: true });
       expect(report.problems).toEqual([]);
-      const sent: Sent[] = [];
-      for (const r of sink.received.slice(since).filter((x) => x.accepted && x.signal === 'logs'))
-        for (const rl of r.request.resourceLogs)
-          for (const sl of rl.scopeLogs)
-            for (const rec of sl.logRecords) {
-              const a = attrs(rec.attributes);
-              sent.push({ rel: a['asz.file'] as string, body: rec.body.stringValue as string, a });
-            }
-      return { sent, report, stateDir };
+      return { sent: sentSince(since), report, stateDir };
     } finally {
       pusher.close();
     }
+  }
+
+  /** Every log record the sink accepted since its `since`-th request, with its file and attributes. */
+  function sentSince(since: number): Sent[] {
+    const sent: Sent[] = [];
+    for (const r of sink.received.slice(since).filter((x) => x.accepted && x.signal === 'logs'))
+      for (const rl of r.request.resourceLogs)
+        for (const sl of rl.scopeLogs)
+          for (const rec of sl.logRecords) {
+            const a = attrs(rec.attributes);
+            sent.push({ rel: a['asz.file'] as string, body: rec.body.stringValue as string, a });
+          }
+    return sent;
   }
 
   const leaks = (sent: Sent[], marker: string) => sent.filter((x) => x.body.includes(marker) || JSON.stringify(x.a).includes(marker)).map((x) => x.rel);
@@ -304,13 +309,7 @@ describe('the otlp exporter withholds what hide names from every file it sends',
       try {
         const report = await pusher.pass({ force: true });
         expect(report.problems).toEqual([]);
-        const sent: Sent[] = [];
-        for (const r of sink.received.slice(since).filter((x) => x.accepted && x.signal === 'logs'))
-          for (const rl of r.request.resourceLogs)
-            for (const sl of rl.scopeLogs)
-              for (const rec of sl.logRecords)
-                sent.push({ rel: attrs(rec.attributes)['asz.file'] as string, body: rec.body.stringValue as string, a: attrs(rec.attributes) });
-        return { sent, report };
+        return { sent: sentSince(since), report };
       } finally {
         pusher.close();
       }
