@@ -233,12 +233,13 @@ for (const protocol of ['grpc', 'http'] as const) {
       expect(Object.keys(foldOf(root)).length).toBe(4);
     });
 
-    const pusherFor = (root: string, extra: Record<string, unknown> = {}, ep = endpoint()) =>
+    const pusherFor = (root: string, extra: Record<string, unknown> = {}, ep = endpoint(), clock?: Clock) =>
       new Pusher({
         root,
         cfg: validateOtlpExporterConfig({ protocol, endpoint: ep, batch_bytes: '4KiB', instance_id: 'i', ...extra }, 'exporters.otlp/sink'),
         logs: true,
         metrics: undefined,
+        ...(clock ? { clock } : {}),
       });
     const sentOf = (root: string, p: Pusher) => new PushState(root).sent(p.endpoint);
 
@@ -273,7 +274,11 @@ for (const protocol of ['grpc', 'http'] as const) {
 
     test('429 / RESOURCE_EXHAUSTED stops the pass, empties the budget and is waited out (Retry-After, RetryInfo)', async () => {
       const root = copyRoot();
-      const p = pusherFor(root, { max_bytes_per_minute: '3MB' });
+      // The budget's time passes only while the pusher waits, so a slow machine between the two
+      // passes cannot refill the emptied budget (the backoff itself is on the wall clock).
+      let now = 0;
+      const clock: Clock = { now: () => now, sleep: async (ms) => void (now += ms) };
+      const p = pusherFor(root, { max_bytes_per_minute: '3MB' }, endpoint(), clock);
       const since = sink.received.length;
       sink.fault({ kind: 'throttle', retryAfterSeconds: 3 });
       const before = Date.now();
