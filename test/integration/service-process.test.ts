@@ -262,9 +262,10 @@ ${opts.service ?? ''}`,
     svc.child.kill('SIGTERM');
     const { code, at } = await svc.exited;
     expect(code).toBe(0); // a drain past the deadline would exit 1
-    // Aborted 600 ms before the 3 s deadline; the rest is shutting down and the process exiting.
+    // Aborted 600 ms before the 3 s deadline. Exit 0 is the service's own word that it met the
+    // deadline; the wall-clock bound only catches a hang, since a loaded machine delays the exit.
     expect(at - t0).toBeGreaterThanOrEqual(2000);
-    expect(at - t0).toBeLessThan(3500);
+    expect(at - t0).toBeLessThan(10_000);
     expect(svc.logs.find((l) => l.msg.startsWith('final pass cut short'))).toMatchObject({
       level: 'warn',
       component: 'service',
