@@ -40,10 +40,16 @@ export function saveSessionState(root: string, session: string, s: SessionState,
  */
 export class SequenceCounter {
   private next: number;
+  /** `isNew`: the session's directory was seen to hold only its lock, so there is no state or landed file to read. */
   constructor(
     readonly root: string,
     readonly session: string,
+    isNew = false,
   ) {
+    if (isNew) {
+      this.next = 1;
+      return;
+    }
     const saved = loadSessionState(root, session)?.next_seq ?? 1;
     this.next = Math.max(saved, highestSeqOnDisk(root, session) + 1);
   }

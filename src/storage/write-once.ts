@@ -1,13 +1,21 @@
 import { chmodSync, closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, writeSync, unlinkSync, mkdirSync, linkSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
-import { randomBytes, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import { ScratchBuffer } from '../util/scratch-buffer.js';
 import { processAlive } from '../util/process-alive.js';
 
-/** A temporary name beside `final`, unique to this process and call (its pid in the name tells a leftover's owner). */
+/**
+ * A temporary name beside `final`, unique to this process and call (its pid in the name tells a leftover's owner).
+ * The suffix only has to differ between this process's threads and calls (every temporary is opened with O_EXCL, so a
+ * clash fails loudly): 32 bits of the thread's own Math.random do that without a call into the crypto library per
+ * file, which a first collect made several times per session.
+ */
 export function tempPath(final: string): string {
-  return join(dirname(final), `.tmp-${basename(final)}-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const suffix = Math.floor(Math.random() * 0x1_0000_0000)
+    .toString(16)
+    .padStart(8, '0');
+  return join(dirname(final), `.tmp-${basename(final)}-${process.pid}-${suffix}`);
 }
 
 /** `tempPath`'s shape: `.tmp-<final name>-<writer pid>-<hex>`. */

@@ -185,7 +185,7 @@ export function beginSession(s: DiscoveredSession, o: LocalCollectOptions, repor
   try {
     const isNew = sessionIsNew(o.root, s.id);
     if (!isNew) sweepTemporaries(o.root, s.id);
-    const counter = new SequenceCounter(o.root, s.id);
+    const counter = new SequenceCounter(o.root, s.id, isNew);
     const firstSeq = counter.peek();
     const passNs = (o.clock ?? nowNs)();
     const stamp = compactStamp(passNs);
