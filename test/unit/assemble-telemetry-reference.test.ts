@@ -205,7 +205,7 @@ function session(seed: number): IndexEntry[] {
 /** Stages 1–8 of assembly, as `assemble` runs them, then the given join. */
 function assembleWith(entries: IndexEntry[], join: (ctx: AssemblyContext, uses: Map<string, ToolUse>) => void): AssemblyContext['out'] {
   const { live, byId, duplicates } = removeDuplicates(entries);
-  const { streams, runs } = partitionStreams(live);
+  const { streams, runs, telemetry } = partitionStreams(live);
   const ctx: AssemblyContext = {
     session: S,
     conversation: S,
@@ -215,6 +215,7 @@ function assembleWith(entries: IndexEntry[], join: (ctx: AssemblyContext, uses: 
     duplicates,
     streams,
     runs,
+    telemetry,
     runOf: new Map(),
     talks: [],
     epochOf: new Map(),
