@@ -52,4 +52,3 @@ export const entities = (out: AssemblyContext['out']): Record<string, string> =>
   Object.fromEntries(
     [...out.nodes, ...out.relations, ...out.unresolved].map(([id, body]): [string, string] => [id, canonical(body)]).sort(([a], [b]) => (a < b ? -1 : 1)),
   );
-
