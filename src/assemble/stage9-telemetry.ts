@@ -49,9 +49,10 @@ const namesOf = (t: ObservationTable, g: RowGroups, key: string) => [...new Set(
  */
 export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>): void {
   const t = new ObservationTable(ctx.telemetry.length);
-  // The transcript's failed attempts; retriesOfCalls reads them as a set, so stream order is as good as landed order.
+  // The transcript's failed attempts, from the streams (a transcript landed with no stream is in no stage's view);
+  // retriesOfCalls reads them as a set, so stream order is as good as landed order. The flag first: reading figures makes an object.
   const failures: IndexEntry[] = [];
-  for (const s of ctx.streams.values()) for (const e of s.records) if (e.figures && has(e, 'api_error')) failures.push(e);
+  for (const s of ctx.streams.values()) for (const e of s.records) if (has(e, 'api_error') && e.figures) failures.push(e);
   const bodyEvents: IndexEntry[] = (ctx.bodyEvents = []);
   for (const e of ctx.telemetry) {
     const kind = e.fileKind;
