@@ -28,7 +28,7 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
   const conversation = input.conversation ?? input.session;
   if (!conversation) throw new Error('assembly needs a conversation id');
   const { live, byId, duplicates } = removeDuplicates(input.entries);
-  const { streams, runs } = partitionStreams(live);
+  const { streams, runs, telemetry } = partitionStreams(live);
   const ctx: AssemblyContext = {
     session: input.session,
     conversation,
@@ -38,6 +38,7 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
     duplicates,
     streams,
     runs,
+    telemetry,
     runOf: new Map(),
     talks: [],
     epochOf: new Map(),

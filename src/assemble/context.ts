@@ -43,6 +43,13 @@ export interface AssemblyContext {
   streams: Map<string, StreamInfo>;
   /** Run files (journal, manifest, script) by batch. */
   runs: Map<string, IndexEntry[]>;
+  /** The live OTLP log, span and provider body records, landed order (stage 2). */
+  telemetry: IndexEntry[];
+  /**
+   * The OTLP log records stage 9 read as provider body events (a superset: the bodies' join reads
+   * each again), landed order; unset until stage 9 ran, and then the bodies' join reads no other.
+   */
+  bodyEvents?: IndexEntry[];
   runOf: Map<IndexEntry, RunInfo>;
   talks: TalkInfo[];
   epochOf: Map<IndexEntry, string>;

@@ -32,6 +32,9 @@ export interface InlineBody {
   truncated: boolean;
 }
 
+/** Whether an event of this name may be a body event (readInlineBody decides). */
+export const isBodyEventName = (name: string) => INLINE_BODY_EVENTS.has(name);
+
 const text = (v: FigureValue) => (typeof v === 'string' && v ? v : undefined);
 
 /**

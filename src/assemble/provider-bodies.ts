@@ -58,17 +58,23 @@ type Candidate = Listed & { from: 'file' | 'inline' | 'reference'; file?: string
 export function joinProviderBodies(ctx: AssemblyContext): void {
   const files: { e: IndexEntry; f: BodyFigures }[] = [];
   const events: InlineBody[] = [];
-  // One pass; a session with no bodies pays one look per telemetry record.
-  for (const e of ctx.live) {
+  // Stage 9 has named the log records that may be body events; without it every log record is one look.
+  const candidates = ctx.bodyEvents;
+  for (const e of ctx.telemetry) {
     const kind = e.fileKind;
     if (kind === 'provider_body') {
       const f = e.figures ? read(e.figures) : undefined;
       if (f) files.push({ e, f });
-    } else if (kind === 'otlp_log') {
+    } else if (kind === 'otlp_log' && !candidates) {
       const b = readInlineBody(e);
       if (b) events.push(b);
     }
   }
+  if (candidates)
+    for (const e of candidates) {
+      const b = readInlineBody(e);
+      if (b) events.push(b);
+    }
   if (!files.length && !events.length) return;
   pairInlineBodies(events);
 

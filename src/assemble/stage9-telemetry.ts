@@ -8,6 +8,7 @@ import type { IndexEntry } from '../storage/index.js';
 import type { ToolUse } from './stage4-tools.js';
 import { emitAuxiliaryStream, type PlacedObservation } from './auxiliary-stream.js';
 import { RowGroups } from './row-groups.js';
+import { isBodyEventName } from './inline-provider-bodies.js';
 
 const NO_EXPORT = 'no OTLP export from the runtime has landed for this session';
 const NOT_YET = 'no event or span naming it has landed (yet); a later round adds it';
@@ -47,16 +48,21 @@ const namesOf = (t: ObservationTable, g: RowGroups, key: string) => [...new Set(
  * chains through the rows (row-groups.ts): no object per event, only the figures written out.
  */
 export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>): void {
-  let capacity = 0;
-  for (const e of ctx.live) if (e.fileKind === 'otlp_log' || e.fileKind === 'otlp_span') capacity++;
-  const t = new ObservationTable(capacity);
+  const t = new ObservationTable(ctx.telemetry.length);
+  // The transcript's failed attempts, from the streams (a transcript landed with no stream is in no stage's view);
+  // retriesOfCalls reads them as a set, so stream order is as good as landed order. The flag first: reading figures makes an object.
   const failures: IndexEntry[] = [];
-  for (const e of ctx.live) {
+  for (const s of ctx.streams.values()) for (const e of s.records) if (has(e, 'api_error') && e.figures) failures.push(e);
+  const bodyEvents: IndexEntry[] = (ctx.bodyEvents = []);
+  for (const e of ctx.telemetry) {
     const kind = e.fileKind;
-    if (kind === 'transcript' && e.figures && has(e, 'api_error')) failures.push(e);
     if (kind !== 'otlp_log' && kind !== 'otlp_span') continue;
     const figures = e.figures;
-    if (!figures || !t.read(figures, e.seq, e.row, e.time)) continue;
+    if (!figures) continue;
+    const read = t.read(figures, e.seq, e.row, e.time);
+    // A record the table does not take is left to the bodies' join to judge: rare, and it reads its figures its own way.
+    if (kind === 'otlp_log' && (!read || isBodyEventName(t.name(t.length - 1)))) bodyEvents.push(e);
+    if (!read) continue;
     const session = t.text('session', t.length - 1);
     if (session !== undefined && session !== ctx.session) {
       addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${t.name(t.length - 1)} record names session ${session}, not ${ctx.session}`);

@@ -1,7 +1,9 @@
 /**
  * `npm run bench:assemble`: assembly on a generated session of at least 60,000 records and 300
  * talks with child streams, as JSON: full assembly, round write, fold and index load times, and
- * memory against the index's size. Times are medians of a few runs in this one process.
+ * memory against the index's size. Times are medians of a few runs in this one process. The telemetry join is
+ * measured as CPU time over many alternated pairs (BENCH_REPS, after BENCH_WARMUP), with the median and the
+ * middle half (IQR) of the pairs' slowdowns.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,10 +23,24 @@ import { ccEventRecord } from '../helpers/cc-telemetry.js';
 const S = '5e550000-0000-4000-8000-0000000000aa';
 const TALKS = Number(process.env.BENCH_TALKS ?? 320);
 const CALLS_PER_TALK = Number(process.env.BENCH_CALLS ?? 60);
+/** Alternations measured, after the ones that only warm the code up. */
+const REPS = Number(process.env.BENCH_REPS ?? 15);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
+}
+
+/** The first and third quartiles: the middle half of the values. */
+function iqr(xs: number[]): [number, number] {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => {
+    const i = (s.length - 1) * q;
+    const lo = Math.floor(i);
+    return s[lo]! + (s[Math.ceil(i)]! - s[lo]!) * (i - lo);
+  };
+  return [+at(0.25).toFixed(1), +at(0.75).toFixed(1)];
 }
 
 function time<T>(fn: () => T): { ms: number; cpuMs: number; value: T } {
@@ -133,19 +149,31 @@ async function main(): Promise<void> {
     const withEvents = loadIndex(root, S)!.entries;
     const eventSeq = withEvents[withEvents.length - 1]!.seq;
     const withTenK = withEvents.filter((e) => e.seq !== eventSeq || e.row <= everyCall.rowsForTenK);
-    // Alternated, each after a collection, so the machine's load and the last run's garbage fall on all three alike.
-    const base: ReturnType<typeof time<unknown>>[] = [],
-      telemetryRuns: { ms: number; cpuMs: number; value: ReturnType<typeof assemble> }[] = [],
-      tenKRuns: ReturnType<typeof time<unknown>>[] = [];
-    for (let i = 0; i < 7; i++) {
+    // Alternated, each after a collection, so the machine's load and the last run's garbage fall on all three alike; the
+    // first few alternations only warm the code up. Each figure is read from its own pair (base and with events, run back
+    // to back), so a slow stretch of the machine moves both sides of a pair together and the spread shows what is left.
+    const measured = (fn: () => unknown) => {
       global.gc?.();
-      base.push(time(() => assemble({ session: S, entries: index.entries })));
-      global.gc?.();
-      telemetryRuns.push(time(() => assemble({ session: S, entries: withEvents })));
-      global.gc?.();
-      tenKRuns.push(time(() => assemble({ session: S, entries: withTenK })));
+      const { ms, cpuMs } = time(fn); // the assembly is dropped here: holding every run's would fill the heap
+      return { ms, cpuMs };
+    };
+    const base: { ms: number; cpuMs: number }[] = [],
+      telemetryRuns: typeof base = [],
+      tenKRuns: typeof base = [];
+    for (let i = 0; i < WARMUP + REPS; i++) {
+      const b = measured(() => assemble({ session: S, entries: index.entries }));
+      const t = measured(() => assemble({ session: S, entries: withEvents }));
+      const k = measured(() => assemble({ session: S, entries: withTenK }));
+      if (i < WARMUP) continue;
+      base.push(b);
+      telemetryRuns.push(t);
+      tenKRuns.push(k);
     }
-    const joined = [...telemetryRuns[0]!.value.nodes.values()].filter((n) => n.kind === 'llm.call' && n.attrs?.request_id !== undefined).length;
+    const slowdowns = base.map((b, i) => (100 * (telemetryRuns[i]!.cpuMs - b.cpuMs)) / b.cpuMs);
+    const tenKJoins = base.map((b, i) => tenKRuns[i]!.cpuMs - b.cpuMs);
+    const joined = [...assemble({ session: S, entries: withEvents }).nodes.values()].filter(
+      (n) => n.kind === 'llm.call' && n.attrs?.request_id !== undefined,
+    ).length;
     const parsed = time(() => parseSession({ root, session: S, maxRoundBytes: 2 ** 40 }));
     const folds = [0, 1, 2].map(() => time(() => loadChain(root, S)));
     const fold = folds[0]!.value.fold;
@@ -177,9 +205,17 @@ async function main(): Promise<void> {
         full_assembly_cpu_ms: +median(base.map((a) => a.cpuMs)).toFixed(1),
         full_assembly_with_events_cpu_ms: +median(telemetryRuns.map((a) => a.cpuMs)).toFixed(1),
         ten_thousand_calls_cpu_ms: +median(tenKRuns.map((a) => a.cpuMs)).toFixed(1),
-        slowdown_pct: 0,
+        // The median of the pairs' own slowdowns (CPU), and the middle half of them: what one more run may show.
+        slowdown_pct: +median(slowdowns).toFixed(1),
+        slowdown_iqr_pct: iqr(slowdowns),
+        slowdown_of_medians_pct: 0,
         ten_thousand_calls_events: everyCall.rowsForTenK,
-        ten_thousand_calls_join_ms: 0,
+        // The join's own cost for 10,000 calls: the same assembly with and without their events, pair by pair (CPU).
+        ten_thousand_calls_join_ms: +median(tenKJoins).toFixed(1),
+        ten_thousand_calls_join_iqr_ms: iqr(tenKJoins),
+        reps: REPS,
+        warmup_reps: WARMUP,
+        measure: 'process CPU time (user + system) of each assembly, after a full collection',
       },
       parse_with_round_write_ms: +parsed.ms.toFixed(1),
       round_bytes_mb: +(parsed.value.rounds.reduce((a, r) => a + r.bytes, 0) / 1e6).toFixed(1),
@@ -197,9 +233,7 @@ async function main(): Promise<void> {
       targets_met: {} as Record<string, boolean>,
     };
     const baseMs = result.telemetry.full_assembly_cpu_ms;
-    result.telemetry.slowdown_pct = +((100 * (result.telemetry.full_assembly_with_events_cpu_ms - baseMs)) / baseMs).toFixed(1);
-    // The join's own cost for 10,000 calls: the same assembly with and without their events.
-    result.telemetry.ten_thousand_calls_join_ms = +(result.telemetry.ten_thousand_calls_cpu_ms - baseMs).toFixed(1);
+    result.telemetry.slowdown_of_medians_pct = +((100 * (result.telemetry.full_assembly_with_events_cpu_ms - baseMs)) / baseMs).toFixed(1);
     result.targets_met = {
       fold: (result.fold_ms / result.fold_nodes) * 50_000 <= 300,
       full_assembly: result.full_assembly_ms <= 3000,

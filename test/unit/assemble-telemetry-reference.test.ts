@@ -11,23 +11,13 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addNode, type AssemblyContext } from '../../src/assemble/context.js';
-import { removeDuplicates } from '../../src/assemble/stage1-dedupe.js';
-import { partitionStreams } from '../../src/assemble/stage2-streams.js';
-import { emitCalls } from '../../src/assemble/stage3-calls.js';
-import { emitTools, type ToolUse } from '../../src/assemble/stage4-tools.js';
-import { joinChildren } from '../../src/assemble/stage5-children.js';
-import { computeEpochs, emitEpochs } from '../../src/assemble/stage6-epochs.js';
-import { computeTalks, emitTalks } from '../../src/assemble/stage7-talks.js';
-import { proposeSegments } from '../../src/assemble/stage8-segments.js';
 import { joinTelemetry } from '../../src/assemble/stage9-telemetry.js';
-import { canonical } from '../../src/formats/session-flow/encode.js';
-import { entityId } from '../../src/formats/session-flow/types.js';
 import type { PlainLogRecord, PlainObject, PlainSpan } from '../../src/otlp/plain-types.js';
 import { loadIndex, saveIndex, type IndexEntry } from '../../src/storage/index.js';
 import { TranscriptBuilder } from '../helpers/cc.js';
 import { ccEventRecord, logEntries, spanEntries, transcriptEntries } from '../helpers/cc-telemetry.js';
 import { referenceJoinTelemetry } from '../helpers/reference-telemetry-join.js';
+import { assembleWith, entities } from '../helpers/assemble-stages.js';
 
 const S = '7e1e0000-0000-4000-8000-00000000f00d';
 const OTHER_SESSION = '7e1e0000-0000-4000-8000-00000000beef';
@@ -202,60 +192,23 @@ function session(seed: number): IndexEntry[] {
   return [...logEntries(1, logs.slice(0, cut)), ...transcriptEntries(2, t), ...logEntries(3, logs.slice(cut)), ...spanEntries(4, spans)];
 }
 
-/** Stages 1–8 of assembly, as `assemble` runs them, then the given join. */
-function assembleWith(entries: IndexEntry[], join: (ctx: AssemblyContext, uses: Map<string, ToolUse>) => void): AssemblyContext['out'] {
-  const { live, byId, duplicates } = removeDuplicates(entries);
-  const { streams, runs } = partitionStreams(live);
-  const ctx: AssemblyContext = {
-    session: S,
-    conversation: S,
-    entries,
-    live,
-    byId,
-    duplicates,
-    streams,
-    runs,
-    runOf: new Map(),
-    talks: [],
-    epochOf: new Map(),
-    out: { nodes: new Map(), relations: new Map(), unresolved: new Map() },
-  };
-  computeEpochs(ctx);
-  computeTalks(ctx);
-  addNode(ctx, entityId('session', S), { kind: 'session' });
-  emitEpochs(ctx);
-  emitTalks(ctx);
-  emitCalls(ctx);
-  const uses = emitTools(ctx);
-  joinChildren(ctx, uses);
-  proposeSegments(ctx, uses);
-  join(ctx, uses);
-  return ctx.out;
-}
-
-/** Every entity as its canonical bytes, by id. */
-const entities = (out: AssemblyContext['out']): Record<string, string> =>
-  Object.fromEntries(
-    [...out.nodes, ...out.relations, ...out.unresolved].map(([id, body]): [string, string] => [id, canonical(body)]).sort(([a], [b]) => (a < b ? -1 : 1)),
-  );
-
 describe('the columnar telemetry join gives what the straightforward join gives', () => {
   const dir = mkdtempSync(join(tmpdir(), 'aszcol-telemetry-reference-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test.each(Array.from({ length: 24 }, (_, i) => 1000 + i))('randomized session, seed %i', (seed) => {
     const entries = session(seed);
-    const expected = entities(assembleWith(entries, referenceJoinTelemetry));
+    const expected = entities(assembleWith(S, entries, referenceJoinTelemetry));
     // The inputs reach the joins at all: figures joined, and evidence left open.
     expect(Object.values(expected).some((n) => n.includes('"duration_ms_from"'))).toBe(true);
     expect(Object.keys(expected).some((id) => id.startsWith('unres/telemetry'))).toBe(true);
-    expect(entities(assembleWith(entries, joinTelemetry))).toEqual(expected);
+    expect(entities(assembleWith(S, entries, joinTelemetry))).toEqual(expected);
 
     // The same entries as the index holds them on disk: figures read from its columns.
     const root = join(dir, String(seed));
     saveIndex(root, { session: S, indexedSeq: 4, files: [], entries });
     const loaded = loadIndex(root, S)!.entries;
     expect(loaded).toHaveLength(entries.length);
-    expect(entities(assembleWith(loaded, joinTelemetry))).toEqual(expected);
+    expect(entities(assembleWith(S, loaded, joinTelemetry))).toEqual(expected);
   });
 });
