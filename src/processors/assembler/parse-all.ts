@@ -20,6 +20,7 @@ import {
   type SettledStamps,
 } from '../../storage/settled-stamps.js';
 import { availableParallelism } from 'node:os';
+import { resultFromStamp } from './stamp-answer.js';
 import type { DeferredRounds, ParseResult } from './parse.js';
 
 /** The modules of the long way, loaded on the first session that takes it. */
@@ -39,16 +40,6 @@ export interface ParseAllOptions {
 
 /** One session's outcome: its result, or the error that stopped it (the others go on). */
 export type SessionParse = { session: string; result: ParseResult } | { session: string; error: Error };
-
-const fromStamp = (session: string, s: SettledStamp): ParseResult => ({
-  session,
-  status: 'unchanged',
-  rounds: [],
-  throughSeq: s.through_seq,
-  head: s.head,
-  headDigest: s.head_digest,
-  summary: s.summary,
-});
 
 /**
  * A session nothing landed in since its head round, answered from the chain's cached head and the
@@ -102,7 +93,7 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
       const stamp = old?.sessions[session];
       if (stamp && stampHolds(root, session, stamp)) {
         next.sessions[session] = stamp;
-        out.set(session, { session, result: fromStamp(session, stamp) });
+        out.set(session, { session, result: resultFromStamp(session, stamp) });
       } else longWay.push(session);
     } catch (err) {
       out.set(session, { session, error: err as Error });

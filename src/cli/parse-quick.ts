@@ -1,0 +1,62 @@
+/**
+ * The quick answer of `aszcol parse` over a whole root with nothing new: when the configuration's
+ * answer is remembered (config-answers.ts) and every landed session still holds its settled stamp,
+ * the parse prints from the stamps what the long way would print, having loaded neither the
+ * configuration reader, the component registry, commander nor the assembly. Anything else (a session
+ * that moved, one without a stamp, a stamp of a session no longer there, other arguments) is left
+ * to the long way, which does the same checks again and parses what moved.
+ */
+import { PARSER, POLICY } from '../formats/session-flow/types.js';
+import { resultFromStamp } from '../processors/assembler/stamp-answer.js';
+import { landedSessions } from '../storage/landed-files.js';
+import { loadSettledStamps, stampHolds, type SettledStamp } from '../storage/settled-stamps-read.js';
+import type { ParseResult } from '../processors/assembler/parse.js';
+import { rememberedAnswer } from './config-answers.js';
+import { EXIT, type Io } from './io.js';
+import { noLandedSession, printParse } from './parse-report.js';
+
+/** `aszcol parse` with only `--json` and `--config <file>` (the whole root); what commander would read from them. */
+export interface WholeRootParse {
+  config?: string;
+  json?: boolean;
+}
+
+/** `argv` (from `parse` on) when it is a whole-root parse with only those options; undefined for anything else, which commander reads. */
+export function wholeRootParseArgs(argv: string[]): WholeRootParse | undefined {
+  if (argv[0] !== 'parse') return undefined;
+  const o: WholeRootParse = {};
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--json') o.json = true;
+    else if (a === '--config' && i + 1 < argv.length && !argv[i + 1]!.startsWith('-') && argv[i + 1] !== '') o.config = argv[++i];
+    else if (a.startsWith('--config=') && a.length > '--config='.length) o.config = a.slice('--config='.length);
+    else return undefined;
+  }
+  return o;
+}
+
+/** The whole-root parse's exit status when every session is answered from its stamp; undefined (nothing printed) otherwise. */
+export function quickParse(args: WholeRootParse, io: Io, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const answer = rememberedAnswer(args.config, env);
+  if (!answer) return undefined;
+  const root = answer.storageRoot;
+  const sessions = landedSessions(root);
+  // No stamps are kept of an empty root (the long way only writes an empty file), so nothing is answered from them.
+  const stamps = loadSettledStamps(root, PARSER, POLICY) ?? (sessions.length === 0 ? { sessions: {} as Record<string, SettledStamp> } : undefined);
+  if (!stamps) return undefined;
+  // A stamp of a session no longer landed: the long way drops it from the file.
+  if (Object.keys(stamps.sessions).length !== sessions.length) return undefined;
+  const results: ParseResult[] = [];
+  try {
+    for (const session of sessions) {
+      const stamp = Object.hasOwn(stamps.sessions, session) ? stamps.sessions[session] : undefined;
+      if (!stamp || !stampHolds(root, session, stamp)) return undefined;
+      results.push(resultFromStamp(session, stamp));
+    }
+  } catch {
+    return undefined; // a directory that cannot be looked at: the long way reports it
+  }
+  if (sessions.length === 0) io.err(noLandedSession(root, answer.source));
+  printParse(results, args.json, io);
+  return EXIT.ok;
+}
