@@ -1,7 +1,7 @@
 /**
  * What `aszcol parse` remembers of a configuration it loaded, so that a parse with nothing new need
  * not load the YAML reader and every component's factory again (about 0.2 s of CPU) to learn the
- * one thing it uses: the storage root. An answer is kept only for a
+ * two things it uses: the storage root and the round budget. An answer is kept only for a
  * configuration that loaded without a problem, and is used only while everything that decided it
  * is the same: the `--config` argument as written and the working directory, the file's text, the
  * value of every environment variable the loading read (set or not), and this build of aszcol. Any
@@ -27,6 +27,8 @@ export interface ConfigAnswer {
   /** The configuration's name as the CLI prints it. */
   source: string;
   storageRoot: string;
+  /** `processors.assembler.max_round_bytes`, read. */
+  maxRoundBytes: number;
 }
 
 interface AnswersFile {
@@ -78,7 +80,7 @@ export function rememberedAnswer(given: string | undefined, env: NodeJS.ProcessE
   const key = given ?? null;
   const cwd = process.cwd();
   const a = loadAnswers(env).answers.find((x) => x.given === key && x.cwd === cwd);
-  if (!a || typeof a.storageRoot !== 'string' || typeof a.env !== 'object' || a.env === null) return undefined;
+  if (!a || typeof a.storageRoot !== 'string' || typeof a.maxRoundBytes !== 'number' || typeof a.env !== 'object' || a.env === null) return undefined;
   if (readText(key) !== a.text || !sameEnv(a.env, env)) return undefined;
   try {
     if (buildIdentity() !== a.build) return undefined;
@@ -134,7 +136,7 @@ export function watchConfig(given: string | undefined, base: NodeJS.ProcessEnv) 
   const rec = recordingEnv(base);
   return {
     env: rec.env,
-    configured: (cfg: { source: string; storageRoot: string }) => {
+    configured: (cfg: { source: string; storageRoot: string }, maxRoundBytes: number) => {
       const env = rec.read();
       if (env === undefined || before === undefined || readText(key) !== before) return;
       let build: string;
@@ -143,7 +145,7 @@ export function watchConfig(given: string | undefined, base: NodeJS.ProcessEnv) 
       } catch {
         return;
       }
-      rememberAnswer({ given: key, cwd: process.cwd(), build, text: before, env, source: cfg.source, storageRoot: cfg.storageRoot }, base);
+      rememberAnswer({ given: key, cwd: process.cwd(), build, text: before, env, source: cfg.source, storageRoot: cfg.storageRoot, maxRoundBytes }, base);
     },
   };
 }

@@ -2,16 +2,16 @@
  * The quick answer of `aszcol parse` over a whole root with nothing new: when the configuration's
  * answer is remembered (config-answers.ts) and every landed session still holds its settled stamp,
  * the parse prints from the stamps what the long way would print, having loaded neither the
- * configuration reader, the component registry, commander nor the assembly. Anything else (a session
- * that moved, one without a stamp, a stamp of a session no longer there, other arguments) is left
- * to the long way, which does the same checks again and parses what moved.
+ * configuration reader, the component registry, commander nor the assembly. When a session moved
+ * (or has no stamp, or a stamp's session is gone) the remembered answer still spares the
+ * configuration: the long way runs on its root (parse-root.ts), checking every stamp again.
  */
 import { PARSER, POLICY } from '../formats/session-flow/types.js';
 import { resultFromStamp } from '../processors/assembler/stamp-answer.js';
 import { landedSessions } from '../storage/landed-files.js';
 import { loadSettledStamps, stampHolds, type SettledStamp } from '../storage/settled-stamps-read.js';
 import type { ParseResult } from '../processors/assembler/parse.js';
-import { rememberedAnswer } from './config-answers.js';
+import { rememberedAnswer, type ConfigAnswer } from './config-answers.js';
 import { EXIT, type Io } from './io.js';
 import { noLandedSession, printParse } from './parse-report.js';
 
@@ -35,11 +35,22 @@ export function wholeRootParseArgs(argv: string[]): WholeRootParse | undefined {
   return o;
 }
 
-/** The whole-root parse's exit status when every session is answered from its stamp; undefined (nothing printed) otherwise. */
-export function quickParse(args: WholeRootParse, io: Io, env: NodeJS.ProcessEnv = process.env): number | undefined {
+/**
+ * The whole-root parse answered from the stamps (`code`, printed), or the remembered configuration
+ * answer to parse the long way with (nothing printed); undefined when no answer is remembered.
+ */
+export function quickParse(args: WholeRootParse, io: Io, env: NodeJS.ProcessEnv = process.env): { code: number } | { answer: ConfigAnswer } | undefined {
   const answer = rememberedAnswer(args.config, env);
   if (!answer) return undefined;
-  const root = answer.storageRoot;
+  const results = fromStamps(answer.storageRoot);
+  if (!results) return { answer };
+  if (results.length === 0) io.err(noLandedSession(answer.storageRoot, answer.source));
+  printParse(results, args.json, io);
+  return { code: EXIT.ok };
+}
+
+/** Every landed session of `root` answered from its stamp, or undefined when one of them cannot be. */
+function fromStamps(root: string): ParseResult[] | undefined {
   const sessions = landedSessions(root);
   // No stamps are kept of an empty root (the long way only writes an empty file), so nothing is answered from them.
   const stamps = loadSettledStamps(root, PARSER, POLICY) ?? (sessions.length === 0 ? { sessions: {} as Record<string, SettledStamp> } : undefined);
@@ -56,7 +67,5 @@ export function quickParse(args: WholeRootParse, io: Io, env: NodeJS.ProcessEnv 
   } catch {
     return undefined; // a directory that cannot be looked at: the long way reports it
   }
-  if (sessions.length === 0) io.err(noLandedSession(root, answer.source));
-  printParse(results, args.json, io);
-  return EXIT.ok;
+  return results;
 }

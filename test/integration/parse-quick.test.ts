@@ -36,8 +36,10 @@ function moduleListing(dir: string): string {
 
 interface Run extends CliResult {
   loaded: string[];
-  /** Whether the long way ran: the configuration reader was loaded. */
+  /** Whether the configuration was loaded (no remembered answer was used). */
   longWay: boolean;
+  /** Whether the sessions were looked at the long way (parse-all), not answered from the stamps alone. */
+  parsed: boolean;
 }
 
 /** `aszcol parse …` as a user runs it, with the modules it loaded split off its stderr. */
@@ -46,7 +48,7 @@ async function parseCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): P
   const lines = r.stderr.split('\n');
   const loaded = lines.filter((l) => l.startsWith(MARK)).map((l) => l.slice(MARK.length));
   const stderr = lines.filter((l) => !l.startsWith(MARK)).join('\n');
-  return { ...r, stderr, loaded, longWay: loaded.some((u) => u.endsWith('/service/config.js')) };
+  return { ...r, stderr, loaded, longWay: loaded.some((u) => u.endsWith('/service/config.js')), parsed: loaded.some((u) => u.endsWith('/assembler/parse-all.js')) };
 }
 
 /** What the long way prints for the same arguments, run in this process. */
@@ -89,7 +91,7 @@ describe('aszcol parse with nothing new, answered quickly', () => {
     const { config } = await settledRoot(base, 3, env);
     for (const json of [true, false]) {
       const quick = await parseCli([...(json ? ['--json'] : []), '--config', config], env);
-      expect(quick.longWay).toBe(false);
+      expect([quick.longWay, quick.parsed]).toEqual([false, false]);
       for (const heavy of ['/yaml/', '/commander/', '/service/registry.js', '/cli/context.js', '/assemble/']) expect(quick.loaded.filter((u) => u.includes(heavy))).toEqual([]);
       const reference = await longWay(config, json);
       expect({ code: quick.code, out: quick.stdout, err: quick.stderr }).toEqual({ ...reference, err: '' });
@@ -99,27 +101,27 @@ describe('aszcol parse with nothing new, answered quickly', () => {
     expect(rows.map((r) => [r.session, r.status])).toEqual([0, 1, 2].map((i) => [sid(i), 'unchanged']));
   });
 
-  test('a session that advanced, a new one and a removed one each send the parse the long way, which parses them', async () => {
+  test('a session that advanced, a new one and a removed one each send the parse the long way, which parses them on the remembered root', async () => {
     const base = tempDir('aszcol-parse-quick-');
     const env = { XDG_CACHE_HOME: join(base, 'cache'), NODE_OPTIONS: moduleListing(base) };
     const { root, src, config } = await settledRoot(base, 2, env);
-    expect((await parseCli(['--config', config], env)).longWay).toBe(false);
+    expect((await parseCli(['--config', config], env)).parsed).toBe(false);
 
     writeLines(join(src, '-p', `${sid(0)}.jsonl`), [rec.user(sid(0), 'one more')], { append: true });
     writeLines(join(src, '-p', `${sid(2)}.jsonl`), [rec.user(sid(2), 'a new session')]);
     expect((await runCli(['collect', '--once', '--config', config], { env })).code).toBe(0);
     const moved = await parseCli(['--json', '--config', config], env);
-    expect(moved.longWay).toBe(true);
+    expect([moved.longWay, moved.parsed]).toEqual([false, true]);
     const statuses = Object.fromEntries((JSON.parse(moved.stdout) as { session: string; status: string }[]).map((r) => [r.session, r.status]));
     expect(statuses).toEqual({ [sid(0)]: 'written', [sid(1)]: 'unchanged', [sid(2)]: 'written' });
 
     // A stamped session removed from the root: its stamp no longer answers for the root, the long way drops it.
     age(root);
-    expect((await parseCli(['--config', config], env)).longWay).toBe(true); // stamps the two sessions just written
-    expect((await parseCli(['--config', config], env)).longWay).toBe(false);
+    expect((await parseCli(['--config', config], env)).parsed).toBe(true); // stamps the two sessions just written
+    expect((await parseCli(['--config', config], env)).parsed).toBe(false);
     rmSync(join(root, sid(1)), { recursive: true });
     const dropped = await parseCli(['--json', '--config', config], env);
-    expect(dropped.longWay).toBe(true);
+    expect(dropped.parsed).toBe(true);
     expect((JSON.parse(dropped.stdout) as { session: string }[]).map((r) => r.session)).toEqual([sid(0), sid(2)]);
   });
 
