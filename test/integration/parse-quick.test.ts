@@ -48,7 +48,13 @@ async function parseCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): P
   const lines = r.stderr.split('\n');
   const loaded = lines.filter((l) => l.startsWith(MARK)).map((l) => l.slice(MARK.length));
   const stderr = lines.filter((l) => !l.startsWith(MARK)).join('\n');
-  return { ...r, stderr, loaded, longWay: loaded.some((u) => u.endsWith('/service/config.js')), parsed: loaded.some((u) => u.endsWith('/assembler/parse-all.js')) };
+  return {
+    ...r,
+    stderr,
+    loaded,
+    longWay: loaded.some((u) => u.endsWith('/service/config.js')),
+    parsed: loaded.some((u) => u.endsWith('/assembler/parse-all.js')),
+  };
 }
 
 /** What the long way prints for the same arguments, run in this process. */
@@ -75,7 +81,8 @@ async function settledRoot(base: string, n: number, env: NodeJS.ProcessEnv, conf
   const src = join(base, 'projects');
   const config = configText ? join(base, 'aszcol.yaml') : writeConfig(base, root, src);
   if (configText) writeFileSync(config, configText(root, src));
-  for (let i = 0; i < n; i++) writeLines(join(src, '-p', `${sid(i)}.jsonl`), [rec.user(sid(i), `hello ${i}`), rec.assistant(sid(i), `msg_${i}`, [{ type: 'text', text: `hi ${i}` }])]);
+  for (let i = 0; i < n; i++)
+    writeLines(join(src, '-p', `${sid(i)}.jsonl`), [rec.user(sid(i), `hello ${i}`), rec.assistant(sid(i), `msg_${i}`, [{ type: 'text', text: `hi ${i}` }])]);
   expect((await runCli(['collect', '--once', '--config', config], { env })).code).toBe(0);
   expect((await parseCli(['--config', config], env)).code).toBe(0);
   age(root);
@@ -92,7 +99,8 @@ describe('aszcol parse with nothing new, answered quickly', () => {
     for (const json of [true, false]) {
       const quick = await parseCli([...(json ? ['--json'] : []), '--config', config], env);
       expect([quick.longWay, quick.parsed]).toEqual([false, false]);
-      for (const heavy of ['/yaml/', '/commander/', '/service/registry.js', '/cli/context.js', '/assemble/']) expect(quick.loaded.filter((u) => u.includes(heavy))).toEqual([]);
+      for (const heavy of ['/yaml/', '/commander/', '/service/registry.js', '/cli/context.js', '/assemble/'])
+        expect(quick.loaded.filter((u) => u.includes(heavy))).toEqual([]);
       const reference = await longWay(config, json);
       expect({ code: quick.code, out: quick.stdout, err: quick.stderr }).toEqual({ ...reference, err: '' });
       expect(reference.err).toBe('');
@@ -133,7 +141,8 @@ describe('aszcol parse with nothing new, answered quickly', () => {
       base,
       2,
       envA,
-      (_root, source) => `storage:\n  root: \${env:ASZ_TEST_ROOT}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(source)}\n    exclude: []\n`,
+      (_root, source) =>
+        `storage:\n  root: \${env:ASZ_TEST_ROOT}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(source)}\n    exclude: []\n`,
     );
     expect((await parseCli(['--json', '--config', config], envA)).longWay).toBe(false);
 
