@@ -23,6 +23,12 @@ export interface SettledStamps {
   parser: string;
   policy: string;
   sessions: Record<string, SettledStamp>;
+  /**
+   * The root's landing epoch and boot when the parse that wrote these found every session settled
+   * with no writer landing from its start to its end (landing-epoch.ts): while they are unchanged
+   * and no writer is landing, every stamp holds without a look at its session.
+   */
+  landed?: { epoch: string; boot: string };
 }
 
 export const stampsPath = (root: string) => join(root, ROOT_NAMES.conversations, 'settled.stamps');

@@ -8,18 +8,19 @@
  * run took is read from the modules it loaded (a loader hook, through NODE_OPTIONS).
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, writeConfig, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
+import { ageDirs as age, settledRoot, settledSid } from '../helpers/settled-root.js';
 import { runParse } from '../../src/cli/parse.js';
 import { recordingEnv } from '../../src/cli/config-answers.js';
 import { wholeRootParseArgs } from '../../src/cli/parse-quick.js';
 
 afterAll(cleanupTemp);
 
-const sid = (i: number) => `51c0ffee-1111-4222-8333-${String(i).padStart(12, '0')}`;
+const sid = settledSid;
 const MARK = 'ASZ-TEST-LOADED ';
 
 /** A NODE_OPTIONS `--import` that prints every module the process loads to stderr, marked. */
@@ -63,32 +64,6 @@ async function longWay(config: string, json: boolean): Promise<{ code: number; o
     err = '';
   const code = await runParse(undefined, { config, json }, { out: (l) => (out += l + '\n'), err: (l) => (err += l + '\n') });
   return { code, out, err };
-}
-
-/** Every directory under `dir` set back an hour, so a parse may trust their times and stamp the sessions (a real root gets there by waiting). */
-function age(dir: string): void {
-  const t = Date.now() / 1000 - 3600;
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
-    utimesSync(d, t, t);
-  };
-  walk(dir);
-}
-
-/** A root with `n` landed, parsed and stamped sessions under `base`, and the config naming it. */
-async function settledRoot(base: string, n: number, env: NodeJS.ProcessEnv, configText?: (root: string, src: string) => string) {
-  const root = join(base, 'data');
-  const src = join(base, 'projects');
-  const config = configText ? join(base, 'aszcol.yaml') : writeConfig(base, root, src);
-  if (configText) writeFileSync(config, configText(root, src));
-  for (let i = 0; i < n; i++)
-    writeLines(join(src, '-p', `${sid(i)}.jsonl`), [rec.user(sid(i), `hello ${i}`), rec.assistant(sid(i), `msg_${i}`, [{ type: 'text', text: `hi ${i}` }])]);
-  expect((await runCli(['collect', '--once', '--config', config], { env })).code).toBe(0);
-  expect((await parseCli(['--config', config], env)).code).toBe(0);
-  age(root);
-  // This parse stamps every session (their directories' times are old enough to trust).
-  expect((await parseCli(['--config', config], env)).code).toBe(0);
-  return { root, src, config };
 }
 
 describe('aszcol parse with nothing new, answered quickly', () => {

@@ -20,6 +20,7 @@ import {
   type SettledStamps,
 } from '../../storage/settled-stamps.js';
 import { availableParallelism } from 'node:os';
+import { landingNow, sweepDeadWriters, type LandingNow } from '../../storage/landing-epoch.js';
 import { resultFromStamp } from './stamp-answer.js';
 import type { DeferredRounds, ParseResult } from './parse.js';
 
@@ -82,8 +83,15 @@ function stampOf({ settledChain, loadParseSummary }: LongWay, root: string, sess
 /** Sessions to parse the long way before a pool of threads pays for its start. */
 const POOL_FROM = 16;
 
+/** Whether the landing epoch may be recorded: no writer landing at the start or the end, the same epoch and boot at both. */
+const quietThroughout = (start: LandingNow, end: LandingNow) =>
+  start.writers.length === 0 && end.writers.length === 0 && start.epoch === end.epoch && start.boot === end.boot;
+
 export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => void = () => {}): Promise<SessionParse[]> {
   const { root } = o;
+  // A writer that died landing left its mark: the epoch moves as it goes, and every session is looked at below anyway.
+  sweepDeadWriters(root);
+  const landingAtStart = landingNow(root);
   const old = loadSettledStamps(root, PARSER, POLICY);
   const next: SettledStamps = { parser: PARSER, policy: POLICY, sessions: {} };
   const out = new Map<string, SessionParse>();
@@ -120,15 +128,21 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
   const results = o.sessions.map((s) => out.get(s)!);
   for (const p of results) each(p);
   const dropped = old ? Object.keys(old.sessions).some((s) => !(s in next.sessions)) : true;
-  if (unstamped.length === 0 && !dropped) return results;
   try {
-    const m = await longWayModules();
-    const before = trustedBefore(root);
-    for (const session of unstamped.sort()) {
-      const stamp = stampOf(m, root, session, before);
-      if (stamp) next.sessions[session] = stamp;
+    if (unstamped.length > 0) {
+      const m = await longWayModules();
+      const before = trustedBefore(root);
+      for (const session of unstamped.sort()) {
+        const stamp = stampOf(m, root, session, before);
+        if (stamp) next.sessions[session] = stamp;
+      }
     }
-    saveSettledStamps(root, next);
+    // Read after every stamp was made: a writer that landed since the start moved the epoch or is still marked.
+    const landingAtEnd = landingNow(root);
+    const everySession = o.sessions.every((s) => Object.hasOwn(next.sessions, s));
+    if (everySession && quietThroughout(landingAtStart, landingAtEnd)) next.landed = { epoch: landingAtStart.epoch, boot: landingAtStart.boot };
+    const recordMoved = JSON.stringify(old?.landed) !== JSON.stringify(next.landed);
+    if (unstamped.length > 0 || dropped || recordMoved) saveSettledStamps(root, next);
   } catch {
     // Stamps are a cache: a root that refuses them (read-only, full) only keeps every later parse on the long way.
   }

@@ -1,0 +1,139 @@
+/**
+ * `_conversations/.landing/`: the root's landing epoch and the writers landing now, so a parse with
+ * nothing new can tell from one directory listing and one small read that no session's evidence
+ * advanced since a parse found them all settled, instead of a stat of every session's directories.
+ *
+ * The protocol, every step unsynced (a reboot is told apart by the boot identity recorded beside it):
+ * - A writer that lands or removes a session's evidence does it under the session's lock, taken
+ *   through `SessionLock` (session-lock.ts): before the lock it creates its marker
+ *   (`<pid>-<unique>.writing`, holding its host); after its last change it writes a new epoch, then
+ *   removes the marker. A crash leaves the marker, which keeps every parse on the long way until a
+ *   parse finds its process gone, writes a new epoch and removes it (`sweepDeadWriters`).
+ * - A whole-root parse reads the listing and the epoch before it looks at any session and again at
+ *   its end; when no marker was there both times, the epoch did not move and every session was
+ *   stamped, it records the epoch with the stamps (parse-all.ts). A writer whose marker came after
+ *   the first read either moved the epoch or is still listed at the end, so no recorded epoch can
+ *   hide a landing.
+ * - The quick answer (cli/parse-quick.ts) trusts the stamps without a stat when the listing holds
+ *   no marker and then the epoch and boot are the recorded ones.
+ */
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname, uptime } from 'node:os';
+import { join } from 'node:path';
+import { ROOT_NAMES } from './entry-names.js';
+import { processAlive } from '../util/process-alive.js';
+
+const landingDir = (root: string) => join(root, ROOT_NAMES.conversations, '.landing');
+const EPOCH = 'epoch';
+const WRITING = '.writing';
+
+/** What a parse compares: the epoch (`''` before any writer wrote one), the markers listed, and this boot. */
+export interface LandingNow {
+  epoch: string;
+  writers: string[];
+  boot: string;
+}
+
+/** This machine's boot: Linux's boot id, else the boot time to the minute (a mismatch only costs the long way). */
+export function bootIdentity(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return `up-${Math.round((Date.now() / 1000 - uptime()) / 60)}`;
+  }
+}
+
+/** The markers first, then the epoch: a writer that finished between the two reads has moved the epoch. */
+export function landingNow(root: string): LandingNow {
+  let names: string[] = [];
+  try {
+    names = readdirSync(landingDir(root));
+  } catch {
+    /* no writer of this version landed yet */
+  }
+  let epoch = '';
+  try {
+    epoch = readFileSync(join(landingDir(root), EPOCH), 'utf8');
+  } catch {
+    /* none yet */
+  }
+  return { epoch, writers: names.filter((n) => n.endsWith(WRITING)).sort(), boot: bootIdentity() };
+}
+
+const unique = () => `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+
+/** A new epoch, replacing the old one whole. */
+export function moveEpoch(root: string): void {
+  const dir = landingDir(root);
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `.tmp-${EPOCH}-${unique()}`);
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, unique());
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, join(dir, EPOCH));
+}
+
+/** A writer's mark, made before it takes a session's lock. */
+export class LandingMark {
+  private constructor(private readonly path: string | undefined) {}
+
+  static begin(root: string): LandingMark {
+    const dir = landingDir(root);
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, `${unique()}${WRITING}`);
+    const fd = openSync(path, 'wx');
+    try {
+      writeSync(fd, hostname());
+    } finally {
+      closeSync(fd);
+    }
+    return new LandingMark(path);
+  }
+
+  /** After the writer's last change: a new epoch, then the mark gone. */
+  finish(root: string): void {
+    moveEpoch(root);
+    this.abandon();
+  }
+
+  /** The lock was not taken: nothing was changed, the mark goes. */
+  abandon(): void {
+    if (!this.path) return;
+    try {
+      unlinkSync(this.path);
+    } catch {
+      /* already swept */
+    }
+  }
+}
+
+/**
+ * Removes the marks of writers on this host whose process is gone, each after a new epoch (what the
+ * dead writer changed is then seen by the long way's own look at the sessions). A mark of another
+ * host, or of a live process, stays.
+ */
+export function sweepDeadWriters(root: string): number {
+  let swept = 0;
+  const dir = landingDir(root);
+  for (const name of landingNow(root).writers) {
+    const pid = Number(name.split('-')[0]);
+    let host: string;
+    try {
+      host = readFileSync(join(dir, name), 'utf8');
+    } catch {
+      continue; // finished meanwhile
+    }
+    if (host !== hostname() || !Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    moveEpoch(root);
+    try {
+      unlinkSync(join(dir, name));
+      swept++;
+    } catch {
+      /* another parse swept it */
+    }
+  }
+  return swept;
+}
