@@ -60,6 +60,17 @@ export function landingNow(root: string): LandingNow {
   return { epoch, writers: names.filter((n) => n.endsWith(WRITING)).sort(), boot: bootIdentity() };
 }
 
+/** A write that failed without naming its file (ENOSPC from write(2)) is said with the file, as every writer's errors are. */
+function naming<T>(path: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.path || !e.code) throw e;
+    throw Object.assign(new Error(`cannot write the landing mark ${path}: ${e.message}`), { code: e.code, syscall: e.syscall, path });
+  }
+}
+
 const unique = () => `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 
 /** A new epoch, replacing the old one whole. */
@@ -67,12 +78,14 @@ export function moveEpoch(root: string): void {
   const dir = landingDir(root);
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.tmp-${EPOCH}-${unique()}`);
-  const fd = openSync(tmp, 'w');
-  try {
-    writeSync(fd, unique());
-  } finally {
-    closeSync(fd);
-  }
+  naming(tmp, () => {
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, unique());
+    } finally {
+      closeSync(fd);
+    }
+  });
   renameSync(tmp, join(dir, EPOCH));
 }
 
@@ -84,18 +97,28 @@ export class LandingMark {
     const dir = landingDir(root);
     mkdirSync(dir, { recursive: true });
     const path = join(dir, `${unique()}${WRITING}`);
-    const fd = openSync(path, 'wx');
-    try {
-      writeSync(fd, hostname());
-    } finally {
-      closeSync(fd);
-    }
+    naming(path, () => {
+      const fd = openSync(path, 'wx');
+      try {
+        writeSync(fd, hostname());
+      } finally {
+        closeSync(fd);
+      }
+    });
     return new LandingMark(path);
   }
 
-  /** After the writer's last change: a new epoch, then the mark gone. */
+  /**
+   * After the writer's last change: a new epoch, then the mark gone. An epoch that cannot be written
+   * (a full disk) leaves the mark, so parses keep looking at each session until a parse sweeps it
+   * once this process is gone; the writer's own outcome is not changed by it.
+   */
   finish(root: string): void {
-    moveEpoch(root);
+    try {
+      moveEpoch(root);
+    } catch {
+      return;
+    }
     this.abandon();
   }
 

@@ -90,7 +90,11 @@ const quietThroughout = (start: LandingNow, end: LandingNow) =>
 export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => void = () => {}): Promise<SessionParse[]> {
   const { root } = o;
   // A writer that died landing left its mark: the epoch moves as it goes, and every session is looked at below anyway.
-  sweepDeadWriters(root);
+  try {
+    sweepDeadWriters(root);
+  } catch {
+    // A root that refuses writes keeps the mark, and with it every later parse looks at each session.
+  }
   const landingAtStart = landingNow(root);
   const old = loadSettledStamps(root, PARSER, POLICY);
   const next: SettledStamps = { parser: PARSER, policy: POLICY, sessions: {} };
