@@ -6,7 +6,7 @@
  * The protocol, every step unsynced (a reboot is told apart by the boot identity recorded beside it):
  * - A writer that lands or removes a session's evidence does it under the session's lock, taken
  *   through `SessionLock` (session-lock.ts): before the lock it creates its marker
- *   (`<pid>-<unique>.writing`, holding its host); after its last change it writes a new epoch, then
+ *   (`<pid>~<host>~<unique>.writing`); after its last change it writes a new epoch, then
  *   removes the marker. A crash leaves the marker, which keeps every parse on the long way until a
  *   parse finds its process gone, writes a new epoch and removes it (`sweepDeadWriters`).
  * - A whole-root parse reads the listing and the epoch before it looks at any session and again at
@@ -17,7 +17,7 @@
  * - The quick answer (cli/parse-quick.ts) trusts the stamps without a stat when the listing holds
  *   no marker and then the epoch and boot are the recorded ones.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { ROOT_NAMES } from './entry-names.js';
@@ -71,40 +71,37 @@ function naming<T>(path: string, fn: () => T): T {
   }
 }
 
-const unique = () => `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+
+/** `fn` on a file in the landing directory, which is made on the first ENOENT (not looked for on every call: writers pay per session). */
+function inLandingDir(root: string, path: string, fn: () => void): void {
+  try {
+    naming(path, fn);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    mkdirSync(landingDir(root), { recursive: true });
+    naming(path, fn);
+  }
+}
 
 /** A new epoch, replacing the old one whole. */
 export function moveEpoch(root: string): void {
   const dir = landingDir(root);
-  mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.tmp-${EPOCH}-${unique()}`);
-  naming(tmp, () => {
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(fd, unique());
-    } finally {
-      closeSync(fd);
-    }
-  });
+  const tmp = join(dir, `.tmp-${EPOCH}-${process.pid}-${unique()}`);
+  inLandingDir(root, tmp, () => writeFileSync(tmp, `${process.pid}-${unique()}`));
   renameSync(tmp, join(dir, EPOCH));
 }
+
+/** A mark's name says its writer: `<pid>~<host, URI-encoded>~<unique>.writing`, made empty in one call. */
+const markName = () => `${process.pid}~${encodeURIComponent(hostname())}~${unique()}${WRITING}`;
 
 /** A writer's mark, made before it takes a session's lock. */
 export class LandingMark {
   private constructor(private readonly path: string | undefined) {}
 
   static begin(root: string): LandingMark {
-    const dir = landingDir(root);
-    mkdirSync(dir, { recursive: true });
-    const path = join(dir, `${unique()}${WRITING}`);
-    naming(path, () => {
-      const fd = openSync(path, 'wx');
-      try {
-        writeSync(fd, hostname());
-      } finally {
-        closeSync(fd);
-      }
-    });
+    const path = join(landingDir(root), markName());
+    inLandingDir(root, path, () => closeSync(openSync(path, 'wx')));
     return new LandingMark(path);
   }
 
@@ -142,14 +139,9 @@ export function sweepDeadWriters(root: string): number {
   let swept = 0;
   const dir = landingDir(root);
   for (const name of landingNow(root).writers) {
-    const pid = Number(name.split('-')[0]);
-    let host: string;
-    try {
-      host = readFileSync(join(dir, name), 'utf8');
-    } catch {
-      continue; // finished meanwhile
-    }
-    if (host !== hostname() || !Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    const [pidText, host] = name.split('~');
+    const pid = Number(pidText);
+    if (host === undefined || decodeURIComponent(host) !== hostname() || !Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
     moveEpoch(root);
     try {
       unlinkSync(join(dir, name));

@@ -145,7 +145,7 @@ describe('a parse records the epoch only when no writer landed from its start to
     // A writer killed while landing: its mark stays; the quick answer falls back to each session's stat, which sees the moved time.
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
     const markDir = join(root, '_conversations', '.landing');
-    writeFileSync(join(markDir, `${dead}-killed.writing`), hostname());
+    writeFileSync(join(markDir, `${dead}~${encodeURIComponent(hostname())}~killed.writing`), '');
     expect(landingNow(root).writers).toHaveLength(1);
     expect(quick()).toBeUndefined();
 
