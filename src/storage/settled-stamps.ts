@@ -12,31 +12,14 @@
  * it was read (measured on a probe file there), so a change in the same clock tick as the read
  * cannot keep the old time.
  */
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CONVERSATIONS, roundsDir } from './chain.js';
-import type { ConversationSummary } from './parse-summary.js';
+import { stampsPath, type SettledStamps } from './settled-stamps-read.js';
 import { replaceAtomically } from './write-once.js';
 
-/** What a settled conversation's parse reports, and its watched directories with their times when it was found settled. */
-export interface SettledStamp {
-  head: number;
-  head_digest: string;
-  through_seq: number;
-  summary: ConversationSummary;
-  /** Relative to the session directory (`''` is the directory itself), each with its time in ms. */
-  dirs: [string, number][];
-}
-
-export interface SettledStamps {
-  /** The parser and policy that found them settled: another version parses again. */
-  parser: string;
-  policy: string;
-  sessions: Record<string, SettledStamp>;
-}
-
-const STAMPS = 'settled.stamps';
-const stampsPath = (root: string) => join(root, CONVERSATIONS, STAMPS);
+// The reading side is its own module, so a parse with nothing new loads only that (parse-quick.ts).
+export { loadSettledStamps, stampHolds, type SettledStamp, type SettledStamps } from './settled-stamps-read.js';
 
 /** A filesystem with sub-second times stamps at the kernel's tick (a few ms); 100 ms covers it with room. Others (FAT: 2 s) get the coarse grain. */
 const FINE_GRAIN_MS = 100;
@@ -80,17 +63,6 @@ export function dirTimes(root: string, session: string, dirs: string[]): [string
   return out;
 }
 
-/** Whether every directory of a stamp still has the time it had when the stamp was made. */
-export function stampHolds(root: string, session: string, stamp: SettledStamp): boolean {
-  if (!Array.isArray(stamp.dirs) || stamp.dirs.length === 0) return false;
-  const base = join(root, session);
-  for (const [d, ms] of stamp.dirs) {
-    const st = statSync(d ? `${base}/${d}` : base, { throwIfNoEntry: false });
-    if (st?.mtimeMs !== ms) return false;
-  }
-  return true;
-}
-
 /**
  * The filesystem's own clock now, minus its grain: a directory time below this cannot be the time
  * of a change still to come. Read from a probe file written and removed under `_conversations`, so
@@ -107,17 +79,6 @@ export function trustedBefore(root: string): number {
     unlinkSync(probe);
   }
   return ms - (ms % 1000 !== 0 ? FINE_GRAIN_MS : COARSE_GRAIN_MS);
-}
-
-/** The stamps a parse left, when they were made by this parser and policy; undefined otherwise or when the file does not read. */
-export function loadSettledStamps(root: string, parser: string, policy: string): SettledStamps | undefined {
-  try {
-    const o = JSON.parse(readFileSync(stampsPath(root), 'utf8')) as Partial<SettledStamps>;
-    if (o.parser !== parser || o.policy !== policy || typeof o.sessions !== 'object' || o.sessions === null) return undefined;
-    return o as SettledStamps;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Unsynced: stamps lost in a crash only cost the next parse its full look at each session. */

@@ -159,11 +159,14 @@ async function main(): Promise<void> {
       what: 'read, JSON.parse and SHA-256 every line, one thread',
     };
 
-    const cli = (args: string[]) => timed(process.execPath, [BIN, ...args, '--config', config]);
+    // The bench's own cache directory: parse remembers its configuration's answer there (cli/config-answers.ts), from the first parse on.
+    const cacheEnv = { XDG_CACHE_HOME: join(base, 'cache') };
+    const cli = (args: string[]) => timed(process.execPath, [BIN, ...args, '--config', config], cacheEnv);
     const c1 = cli(['collect', '--once', '--json']);
     const c2 = cli(['collect', '--once', '--json']);
     const p1 = cli(['parse', '--json']);
     const p2 = cli(['parse', '--json']);
+    const p3 = cli(['parse', '--json']);
     const pass = (r: ReturnType<typeof cli>) =>
       JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
         sources?: number;
@@ -208,18 +211,27 @@ async function main(): Promise<void> {
       s_per_750_sessions: +((p2.ms / 1000) * (750 / corpus.sessions)).toFixed(2),
       peak_rss_mb: p2.peakRssMb,
       target: '<= 0.2 s for 750 sessions',
+      // Once more: a session whose rounds the first parse wrote within the clock's grain of its end is stamped by the
+      // second, so from the third on every session is answered from its stamp.
+      again_s: s(p3.ms),
+      again_cpu_s: p3.cpuS,
+      again_s_per_750_sessions: +((p3.ms / 1000) * (750 / corpus.sessions)).toFixed(2),
     };
     // A command's start (node, its modules) is in every figure above: measured alone, for reading them.
     const bare = timed(process.execPath, [BIN, 'validate', '--config', config]);
     result.cli_start_s = s(bare.ms);
     const emptyConfig = historyConfig(join(base, 'empty.yaml'), join(base, 'empty-data'), join(base, 'empty-projects'));
     const node = timed(process.execPath, ['-e', '']);
-    const parseStart = timed(process.execPath, [BIN, 'parse', '--json', '--config', emptyConfig]);
+    // The first parse of a configuration loads it (and remembers its answer); the next ones start without it.
+    const parseStartFirst = timed(process.execPath, [BIN, 'parse', '--json', '--config', emptyConfig], cacheEnv);
+    const parseStart = timed(process.execPath, [BIN, 'parse', '--json', '--config', emptyConfig], cacheEnv);
     result.start = {
       node_s: s(node.ms),
       node_cpu_s: node.cpuS,
       parse_on_empty_root_s: s(parseStart.ms),
       parse_on_empty_root_cpu_s: parseStart.cpuS,
+      parse_on_empty_root_configuration_loaded_s: s(parseStartFirst.ms),
+      parse_on_empty_root_configuration_loaded_cpu_s: parseStartFirst.cpuS,
       parse_nothing_new_work_s: s(p2.ms - parseStart.ms),
       parse_nothing_new_work_cpu_s: +(p2.cpuS - parseStart.cpuS).toFixed(2),
     };

@@ -32,7 +32,8 @@ describe('aszcol collect, verify, show, sources as processes', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/sessions 2 sources 2 landed 2 file\(s\) 3 record\(s\)/);
-    expect(listDir(root).sort()).toEqual([sid(1), UP].sort()); // byte-exact, not case-folded
+    // byte-exact, not case-folded; beside them only the root's own `_conversations` (its landing epoch, storage/landing-epoch.ts)
+    expect(listDir(root).sort()).toEqual([sid(1), UP, '_conversations'].sort());
     expect(landedFiles(root, sid(1))[0]!.header.stream).toBe('a0123456789abcdef');
     const show = await runCli(['show', '--config', config, '--session', UP, '1', '2']);
     expect(show.code).toBe(0);

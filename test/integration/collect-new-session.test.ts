@@ -36,11 +36,12 @@ function writeHistory(src: string): void {
   }
 }
 
-/** Every regular file under `root`, by its path relative to it, with its bytes. */
+/** Every regular file under `root`, by its path relative to it, with its bytes; not the root's landing epoch, which is a fresh token on every landing. */
 function filesUnder(root: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   const walk = (d: string) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory() && relative(root, join(d, e.name)) === join('_conversations', '.landing')) continue;
       if (e.isDirectory()) walk(join(d, e.name));
       else out.set(relative(root, join(d, e.name)), readFileSync(join(d, e.name)));
     }

@@ -20,6 +20,8 @@ import {
   type SettledStamps,
 } from '../../storage/settled-stamps.js';
 import { availableParallelism } from 'node:os';
+import { landingNow, sweepDeadWriters, type LandingNow } from '../../storage/landing-epoch.js';
+import { resultFromStamp } from './stamp-answer.js';
 import type { DeferredRounds, ParseResult } from './parse.js';
 
 /** The modules of the long way, loaded on the first session that takes it. */
@@ -39,16 +41,6 @@ export interface ParseAllOptions {
 
 /** One session's outcome: its result, or the error that stopped it (the others go on). */
 export type SessionParse = { session: string; result: ParseResult } | { session: string; error: Error };
-
-const fromStamp = (session: string, s: SettledStamp): ParseResult => ({
-  session,
-  status: 'unchanged',
-  rounds: [],
-  throughSeq: s.through_seq,
-  head: s.head,
-  headDigest: s.head_digest,
-  summary: s.summary,
-});
 
 /**
  * A session nothing landed in since its head round, answered from the chain's cached head and the
@@ -91,8 +83,19 @@ function stampOf({ settledChain, loadParseSummary }: LongWay, root: string, sess
 /** Sessions to parse the long way before a pool of threads pays for its start. */
 const POOL_FROM = 16;
 
+/** Whether the landing epoch may be recorded: no writer landing at the start or the end, the same epoch and boot at both. */
+const quietThroughout = (start: LandingNow, end: LandingNow) =>
+  start.writers.length === 0 && end.writers.length === 0 && start.epoch === end.epoch && start.boot === end.boot;
+
 export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => void = () => {}): Promise<SessionParse[]> {
   const { root } = o;
+  // A writer that died landing left its mark: the epoch moves as it goes, and every session is looked at below anyway.
+  try {
+    sweepDeadWriters(root);
+  } catch {
+    // A root that refuses writes keeps the mark, and with it every later parse looks at each session.
+  }
+  const landingAtStart = landingNow(root);
   const old = loadSettledStamps(root, PARSER, POLICY);
   const next: SettledStamps = { parser: PARSER, policy: POLICY, sessions: {} };
   const out = new Map<string, SessionParse>();
@@ -102,7 +105,7 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
       const stamp = old?.sessions[session];
       if (stamp && stampHolds(root, session, stamp)) {
         next.sessions[session] = stamp;
-        out.set(session, { session, result: fromStamp(session, stamp) });
+        out.set(session, { session, result: resultFromStamp(session, stamp) });
       } else longWay.push(session);
     } catch (err) {
       out.set(session, { session, error: err as Error });
@@ -129,15 +132,21 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
   const results = o.sessions.map((s) => out.get(s)!);
   for (const p of results) each(p);
   const dropped = old ? Object.keys(old.sessions).some((s) => !(s in next.sessions)) : true;
-  if (unstamped.length === 0 && !dropped) return results;
   try {
-    const m = await longWayModules();
-    const before = trustedBefore(root);
-    for (const session of unstamped.sort()) {
-      const stamp = stampOf(m, root, session, before);
-      if (stamp) next.sessions[session] = stamp;
+    if (unstamped.length > 0) {
+      const m = await longWayModules();
+      const before = trustedBefore(root);
+      for (const session of unstamped.sort()) {
+        const stamp = stampOf(m, root, session, before);
+        if (stamp) next.sessions[session] = stamp;
+      }
     }
-    saveSettledStamps(root, next);
+    // Read after every stamp was made: a writer that landed since the start moved the epoch or is still marked.
+    const landingAtEnd = landingNow(root);
+    const everySession = o.sessions.every((s) => Object.hasOwn(next.sessions, s));
+    if (everySession && quietThroughout(landingAtStart, landingAtEnd)) next.landed = { epoch: landingAtStart.epoch, boot: landingAtStart.boot };
+    const recordMoved = JSON.stringify(old?.landed) !== JSON.stringify(next.landed);
+    if (unstamped.length > 0 || dropped || recordMoved) saveSettledStamps(root, next);
   } catch {
     // Stamps are a cache: a root that refuses them (read-only, full) only keeps every later parse on the long way.
   }

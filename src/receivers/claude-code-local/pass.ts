@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { discover, type DiscoveryResult } from '../../adapters/claude-code/discovery.js';
 import { SessionPool } from './session-pool.js';
-import { FileLock } from '../../storage/lock.js';
-import { isSessionEntryName, listDir, sessionLockPath } from '../../storage/layout.js';
+import { SessionLock } from '../../storage/session-lock.js';
+import { isSessionEntryName, listDir } from '../../storage/layout.js';
 
 import { ProviderBodyCollector } from './provider-bodies.js';
 import { sessionsWithWork } from './quiet-session.js';
@@ -103,7 +103,7 @@ export class LocalCollector {
       for (const id of listDir(o.root)) {
         if (!isSessionEntryName(id) || discovered.has(id) || this.checkedUndiscovered.has(id)) continue;
         if (!existsSync(join(o.root, id, 'streams')) && !existsSync(join(o.root, id, 'runs'))) continue;
-        const lock = new FileLock(sessionLockPath(o.root, id));
+        const lock = new SessionLock(o.root, id);
         if (!lock.tryAcquire()) {
           report.busy++;
           continue;

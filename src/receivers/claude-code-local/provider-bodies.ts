@@ -26,8 +26,8 @@ import type { ProviderBodyStore } from '../../formats/session-data/provider-body
 import { landedBodyStore } from '../../storage/provider-body-files.js';
 import { entryNameProblem } from '../../storage/entry-names.js';
 import { loadIndex, readIndexState, updateIndex } from '../../storage/index.js';
-import { FileLock } from '../../storage/lock.js';
-import { landedName, listDir, parseLandedName, providerBodyDir, sessionLockPath } from '../../storage/layout.js';
+import { SessionLock } from '../../storage/session-lock.js';
+import { landedName, listDir, parseLandedName, providerBodyDir } from '../../storage/layout.js';
 import { SequenceCounter, loadSessionState, saveSessionState } from '../../storage/session-state.js';
 import { ensureDirDurable, WriteOnceFile } from '../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
@@ -190,7 +190,7 @@ export class ProviderBodyCollector {
 
   private landSession(session: string, bodies: Pending[], report: BodyPassReport): void {
     const { root, maxDeltaBytes } = this.opts;
-    const lock = new FileLock(sessionLockPath(root, session));
+    const lock = new SessionLock(root, session);
     const dir = providerBodyDir(root, session);
     ensureDirDurable(dir);
     if (!lock.tryAcquire()) {

@@ -14,12 +14,13 @@ import {
 import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
-import { FileLock } from '../../storage/lock.js';
+import type { FileLock } from '../../storage/lock.js';
+import { SessionLock } from '../../storage/session-lock.js';
 import { indexDir, readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
 import { removeDeadTemporaries } from '../../storage/write-once.js';
-import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
+import { landedDirs, listDir } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
 import { SyncBatch } from '../../storage/sync-batch.js';
@@ -177,7 +178,7 @@ export function beginSession(s: DiscoveredSession, o: LocalCollectOptions, repor
     report.sources += s.sources.length; // each looked at, each unchanged
     return undefined;
   }
-  const lock = new FileLock(sessionLockPath(o.root, s.id));
+  const lock = new SessionLock(o.root, s.id);
   if (!lock.tryAcquire()) {
     report.busy++;
     return undefined;

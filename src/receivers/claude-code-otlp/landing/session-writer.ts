@@ -14,7 +14,8 @@ import type { Header } from '../../../formats/session-data/types.js';
 import { formatCursor, type AppendCursor } from '../../../storage/cursor.js';
 import { formatKv, parseKv } from '../../../storage/kv-text.js';
 import { landedName, otlpDir, sessionLockPath, sessionStatePath } from '../../../storage/layout.js';
-import { FileLock } from '../../../storage/lock.js';
+import type { FileLock } from '../../../storage/lock.js';
+import { SessionLock } from '../../../storage/session-lock.js';
 import { SequenceCounter } from '../../../storage/session-state.js';
 import { ensureDirDurable, replaceAtomically } from '../../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../../util/time.js';
@@ -63,7 +64,7 @@ export class SessionWriter {
     // A lock file already there means another writer is or was in the session (a crashed one
     // leaves it behind): then nothing remembered is trusted.
     const contended = existsSync(lockPath);
-    const lock = new FileLock(lockPath);
+    const lock = new SessionLock(this.root, session);
     if (!lock.tryAcquire()) return undefined;
     try {
       return this.prepareLocked(round, session, work, lock, contended);
@@ -78,7 +79,7 @@ export class SessionWriter {
   flush(): void {
     for (const [session, c] of this.sessions) {
       if (!c.dirty) continue;
-      const lock = new FileLock(sessionLockPath(this.root, session));
+      const lock = new SessionLock(this.root, session);
       if (!lock.tryAcquire()) continue; // busy: the next flush tries again (the files are not the authority)
       try {
         if (readTextOrEmpty(sessionStatePath(this.root, session)) !== c.stateText) {
