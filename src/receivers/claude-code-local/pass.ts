@@ -26,6 +26,8 @@ export class LocalCollector {
   private pool: SessionPool | undefined;
   /** The runtime's raw API body dump, collected after the sessions' transcripts (asz 0.6's order). */
   private readonly bodies: ProviderBodyCollector | undefined;
+  /** What the last whole pass discovered: a nudged pass collects its sessions as found then. */
+  private found: DiscoveryResult | undefined;
 
   constructor(readonly opts: LocalCollectOptions & { workers?: number }) {
     if (opts.providerBodies)
@@ -76,6 +78,33 @@ export class LocalCollector {
     return this.finish(report, found, started);
   }
 
+  /** What the last whole pass discovered, if one ran. */
+  get lastDiscovery(): DiscoveryResult | undefined {
+    return this.found;
+  }
+
+  /**
+   * A pass over `sessions` alone, as the last whole pass discovered them: the sources a watch saw
+   * move. A session that pass did not find (new since) sends it down a whole pass. What a whole
+   * pass does beyond its sessions (pruned sources, the body dump) waits for the next one.
+   */
+  async passFor(sessions: ReadonlySet<string>): Promise<PassReport> {
+    const known = this.found?.sessions.filter((s) => sessions.has(s.id)) ?? [];
+    if (known.length < sessions.size) return this.passAsync();
+    const started = Date.now();
+    const report = emptyReport();
+    report.phases = { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
+    const mark = performance.now();
+    if (known.length < 2 || !this.pool) for (const s of known) collectSession(s, this.opts, report);
+    else {
+      const { afterLand: _hook, afterBodyFile: _bodyHook, ...plain } = this.opts;
+      for (const r of await this.pool.run(known, plain)) mergeReport(report, r);
+    }
+    report.phases.collectMs = Math.round(performance.now() - mark);
+    report.durationMs = Date.now() - started;
+    return report;
+  }
+
   /** Stops the worker threads; a later pass starts them again. */
   async close(): Promise<void> {
     await this.pool?.close();
@@ -86,6 +115,7 @@ export class LocalCollector {
     const report = emptyReport();
     const mark = performance.now();
     const found = discover(this.opts.sourceRoot, this.opts.filter);
+    this.found = found;
     report.phases = { discoverMs: performance.now() - mark, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
     for (const e of found.errors) report.errors.push({ where: e.path, message: `cannot read project directory: ${e.message}` });
     report.filteredOut = found.filteredOut.length;
