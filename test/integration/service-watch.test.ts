@@ -62,7 +62,23 @@ function appendTalk(src: string, prompt: string, n: number): void {
   );
 }
 
-const VIEW = ['processors:', '  assembler:', 'extensions:', '  view:', '    endpoint: 127.0.0.1:0', 'service:', '  extensions: [view]', '  pipelines:', '    sessions:', '      receivers: [claude_code_local]', '      processors: [assembler]', '  telemetry:', '    logs:', '      level: debug', ''];
+const VIEW = [
+  'processors:',
+  '  assembler:',
+  'extensions:',
+  '  view:',
+  '    endpoint: 127.0.0.1:0',
+  'service:',
+  '  extensions: [view]',
+  '  pipelines:',
+  '    sessions:',
+  '      receivers: [claude_code_local]',
+  '      processors: [assembler]',
+  '  telemetry:',
+  '    logs:',
+  '      level: debug',
+  '',
+];
 
 describe('the service with a pass interval of a minute', () => {
   test('an appended line is landed, parsed and announced to a waiting page by a pass for its session alone', async () => {
@@ -100,7 +116,12 @@ describe('the service with a pass interval of a minute', () => {
       writeFileSync(join(src, PROJECT, 'sessions-index.json'), '{}');
       appendTalk(src, 'and then verify', 2);
       await svc.waitFor((l) => l.msg === 'pass finished' && Number(l.pass) > count && l.nudged_sessions === 1);
-      expect(svc.logs.filter((l) => l.msg === 'pass finished').slice(count).every((l) => l.nudged_sessions === 1)).toBe(true);
+      expect(
+        svc.logs
+          .filter((l) => l.msg === 'pass finished')
+          .slice(count)
+          .every((l) => l.nudged_sessions === 1),
+      ).toBe(true);
     } finally {
       svc.child.kill('SIGTERM');
       await svc.exited;

@@ -36,7 +36,12 @@ export class LocalReceiverComponent implements Component {
   async start(): Promise<void> {
     // The root must be writable before the first pass; failing here names the problem at start.
     mkdirSync(this.s.storageRoot, { recursive: true });
-    this.s.log.info('watching source root', { source_root: this.cfg.sourceRoot, from: this.cfg.sourceRootFrom, interval_ms: this.cfg.intervalMs, watch: this.cfg.watch });
+    this.s.log.info('watching source root', {
+      source_root: this.cfg.sourceRoot,
+      from: this.cfg.sourceRootFrom,
+      interval_ms: this.cfg.intervalMs,
+      watch: this.cfg.watch,
+    });
     const host = this.s.host;
     if (this.cfg.watch && host.requestPass) {
       this.watch = new SourceWatch(

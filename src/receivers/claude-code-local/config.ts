@@ -23,7 +23,17 @@ export interface LocalReceiverConfig {
   watch: boolean;
 }
 
-export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers', 'provider_bodies', 'hook_endpoint', 'watch'] as const;
+export const LOCAL_RECEIVER_KEYS = [
+  'source_root',
+  'include',
+  'exclude',
+  'interval',
+  'max_delta_bytes',
+  'workers',
+  'provider_bodies',
+  'hook_endpoint',
+  'watch',
+] as const;
 
 export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
   if (configured) return { root: resolve(configured), from: 'config' };
