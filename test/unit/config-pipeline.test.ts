@@ -75,6 +75,8 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
       // asz 0.6's default place for the runtime's raw API bodies: beside the source root.
       providerBodies: '/asz/provider-bodies',
       hookEndpoint: '127.0.0.1:0',
+      // Inside the service the source directories are watched unless `watch: false`.
+      watch: true,
     });
     expect(cfg.service.impliedPipelines).toBe(true);
     expect(cfg.service.pipelines).toEqual([{ id: 'sessions', type: 'sessions', receivers: ['claude_code_local'], processors: [], exporters: [] }]);
