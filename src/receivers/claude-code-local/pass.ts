@@ -7,6 +7,7 @@ import { isSessionEntryName, listDir, sessionLockPath } from '../../storage/layo
 
 import { ProviderBodyCollector } from './provider-bodies.js';
 import { sessionsWithWork } from './quiet-session.js';
+import { QuietMemo } from './quiet-memo.js';
 import {
   collectSession,
   countConflicts,
@@ -26,6 +27,8 @@ export class LocalCollector {
   private pool: SessionPool | undefined;
   /** The runtime's raw API body dump, collected after the sessions' transcripts (asz 0.6's order). */
   private readonly bodies: ProviderBodyCollector | undefined;
+  /** Sessions last found quiet, by their sources' stats. */
+  private readonly memo = new QuietMemo();
   /** What the last whole pass discovered: a nudged pass collects its sessions as found then. */
   private found: DiscoveryResult | undefined;
 
@@ -59,10 +62,21 @@ export class LocalCollector {
     const started = Date.now();
     const { report, found } = this.begin();
     const phases = report.phases!;
-    // Before the threads exist, quiet sessions are judged here so a pass with nothing new starts none (a one-shot
-    // `collect`); once they run (the service), they judge them, and this thread's event loop stays free.
+    // Quiet sessions are judged here, so a pass with nothing new starts no worker (a one-shot `collect`). A
+    // collector that keeps running (the service) remembers them by their sources' stats and judges only what moved.
     let mark = performance.now();
-    const work = this.pool ? found.sessions : sessionsWithWork(this.opts.root, found.sessions, report);
+    const { unchanged, judge } = this.memo.split(found.sessions);
+    for (const s of unchanged) {
+      report.sessions++;
+      report.sources += s.sources.length;
+    }
+    const work = sessionsWithWork(
+      this.opts.root,
+      judge.map((j) => j.session),
+      report,
+    );
+    const busy = new Set(work.map((s) => s.id));
+    for (const j of judge) if (!busy.has(j.session.id)) this.memo.keep(j.session.id, j.sig);
     phases.judgeMs = performance.now() - mark;
     mark = performance.now();
     if (work.length < 2) {
