@@ -185,9 +185,11 @@ describe('the final pass on SIGTERM', () => {
   function finalSetup(opts: { service?: string; exporter?: boolean } = {}) {
     const { root, src, config, head } = configBase('1h');
     const exporter = opts.exporter !== false;
+    // No watch: what is written after the last pass is the final pass's to take, not a nudged pass's.
     writeFileSync(
       config,
-      `${head}processors:
+      `${head}    watch: false
+processors:
   assembler:
 ${exporter ? `exporters:\n  otlp/sink:\n    endpoint: ${sink.grpcAddress}\n` : ''}service:
   pipelines:
