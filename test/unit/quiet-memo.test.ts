@@ -3,7 +3,7 @@
  * a whole pass over them judges nothing again, and a source that moved is judged and collected.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { appendFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { bench } from '../helpers/collect.js';
 import { writeFixture, SID, PROJECT } from '../helpers/view-fixture.js';
@@ -23,9 +23,10 @@ describe('the quiet memo of a long-running collector', () => {
       const quiet = await c.passAsync(); // judged in full, found quiet, remembered
       expect(quiet).toMatchObject({ landedFiles: 0, sessions: 1 });
 
-      // Proof the memo answers: the index is gone, which a full judgement would not call quiet, yet the pass passes over.
+      // The memo answers without reading the session: with its index gone (a full judgement would rebuild it), the pass passes over.
       rmSync(indexDir(b.root, SID), { recursive: true, force: true });
       expect(await c.passAsync()).toMatchObject({ landedFiles: 0, sessions: 1, errors: [] });
+      expect(existsSync(indexDir(b.root, SID))).toBe(false);
 
       // The source moves: its stat differs, the session is judged in full (the index rebuilt) and the line lands.
       appendFileSync(
@@ -35,6 +36,7 @@ describe('the quiet memo of a long-running collector', () => {
       const moved = await c.passAsync();
       expect(moved.landedFiles).toBe(1);
       expect(moved.errors).toEqual([]);
+      expect(existsSync(indexDir(b.root, SID))).toBe(true);
       expect(b.pass()).toMatchObject({ landedFiles: 0, errors: [] }); // a fresh collector's full judgement agrees: nothing left
     } finally {
       await c.close();
