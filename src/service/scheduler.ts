@@ -107,8 +107,10 @@ export class PassScheduler {
   private async run(): Promise<void> {
     let whole = true;
     while (!this.stopping) {
-      // A nudge due when the whole pass is too goes first: its few sessions are done in a moment, the whole pass then.
-      const nudged = whole && !(this.nudged instanceof Set && this.nudged.size) ? 'whole' : this.nudged;
+      // A nudge due when the whole pass is too goes first (its few sessions are done in a moment), unless the whole
+      // pass is already a gap late: then it runs, and takes the nudged sessions with the rest.
+      const late = performance.now() >= this.lastWholeEnd + this.opts.intervalMs + this.nudgeGapMs;
+      const nudged = whole && (late || !(this.nudged instanceof Set && this.nudged.size)) ? 'whole' : this.nudged;
       this.nudged = undefined;
       const wholePass = nudged === undefined || nudged === 'whole';
       await this.runPass(wholePass ? {} : { sessions: nudged });
@@ -117,7 +119,10 @@ export class PassScheduler {
       whole = false;
       while (!this.stopping) {
         const now = performance.now();
-        const wholeAt = this.lastWholeEnd + this.opts.intervalMs;
+        // A whole pass also waits the gap after a nudged one: the page that pass announced reads its document
+        // before the whole pass's discovery takes this thread. It waits no longer than one gap past its time.
+        const due = this.lastWholeEnd + this.opts.intervalMs;
+        const wholeAt = Math.min(Math.max(due, this.lastEnd + this.nudgeGapMs), due + this.nudgeGapMs);
         const nudgeAt = this.nudged ? this.lastEnd + this.nudgeGapMs : Infinity;
         if (now >= wholeAt) whole = true;
         if (whole ? !this.nudged || this.nudged === 'whole' || now >= nudgeAt : now >= nudgeAt) break;
