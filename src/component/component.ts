@@ -47,6 +47,11 @@ export interface PassContext {
    */
   readonly signal: AbortSignal;
   readonly log: Logger;
+  /**
+   * A nudged pass (`Host.requestPass` named them): only these sessions are known to have moved
+   * since the last pass, so a stage may confine itself to them. Absent: a whole pass.
+   */
+  readonly sessions?: ReadonlySet<string>;
 }
 
 /** What a stage did. `problems` non-empty makes the pass unsuccessful (health turns 503). */
@@ -184,6 +189,11 @@ export interface Host {
   describe?(): ServiceDescription;
   /** A started component by id (`assembler`, `otlp/oap`); for extensions that read others. */
   component(id: string): Component | undefined;
+  /**
+   * Something arrived between passes (a source file grew): run a pass soon instead of at the next
+   * interval, confined to `sessions` when given, else a whole pass. Passes still never overlap.
+   */
+  requestPass?(sessions?: readonly string[]): void;
 }
 
 export interface ComponentSettings {

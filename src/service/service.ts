@@ -189,6 +189,11 @@ export class Service implements Host {
     this.log.info('service stopped', { passes: this.scheduler?.passes ?? 0 });
   }
 
+  /** A component saw something arrive between passes; before the scheduler runs, the first pass takes it anyway. */
+  requestPass(sessions?: readonly string[]): void {
+    this.scheduler?.nudge(sessions);
+  }
+
   component(id: string, kind?: ComponentKind): Component | undefined {
     return this.instances.find((i) => i.id === id && (!kind || i.kind === kind) && i.state === 'started')?.component;
   }

@@ -185,9 +185,11 @@ describe('the final pass on SIGTERM', () => {
   function finalSetup(opts: { service?: string; exporter?: boolean } = {}) {
     const { root, src, config, head } = configBase('1h');
     const exporter = opts.exporter !== false;
+    // No watch: what is written after the last pass is the final pass's to take, not a nudged pass's.
     writeFileSync(
       config,
-      `${head}processors:
+      `${head}    watch: false
+processors:
   assembler:
 ${exporter ? `exporters:\n  otlp/sink:\n    endpoint: ${sink.grpcAddress}\n` : ''}service:
   pipelines:
@@ -483,7 +485,7 @@ service:
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual(
       expect.arrayContaining([
-        'aszcol: configuration error: receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint',
+        'aszcol: configuration error: receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint, watch',
         'aszcol: configuration error: extensions.health_check.endpoint: port 70000 is out of range 0-65535',
         'aszcol: configuration error: service.pipelines.logs: unknown pipeline type; a pipeline is named by its type, optionally with /name: sessions, metrics (such as metrics/oap)',
       ]),

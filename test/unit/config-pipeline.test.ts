@@ -75,6 +75,8 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
       // asz 0.6's default place for the runtime's raw API bodies: beside the source root.
       providerBodies: '/asz/provider-bodies',
       hookEndpoint: '127.0.0.1:0',
+      // Inside the service the source directories are watched unless `watch: false`.
+      watch: true,
     });
     expect(cfg.service.impliedPipelines).toBe(true);
     expect(cfg.service.pipelines).toEqual([{ id: 'sessions', type: 'sessions', receivers: ['claude_code_local'], processors: [], exporters: [] }]);
@@ -88,7 +90,7 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
 
   test('bad values name their key', () => {
     expect(problems('receivers:\n  claude_code_local:\n    max_delta_byte: 2MiB\n')).toEqual([
-      'receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint',
+      'receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint, watch',
     ]);
     expect(problems('receivers:\n  claude_code_local:\n    interval: soon\n')[0]).toMatch(/^receivers\.claude_code_local\.interval: "soon" is not a duration/);
     expect(problems('receivers:\n  claude_code_local:\n    interval: 50ms\n')).toEqual(['receivers.claude_code_local.interval: must be at least 100ms']);

@@ -21,6 +21,7 @@ import type { ViewDocument } from '../../formats/view/types.js';
 import type { Registry } from 'prom-client';
 import { UsageParamError, UsageSource } from './usage-api.js';
 import { WithheldAnswers } from './withheld-api.js';
+import { StatusWaits } from './status-wait.js';
 
 export { defaultViewConfig, validateViewConfig, type ViewConfig } from './config.js';
 
@@ -31,7 +32,12 @@ export interface ViewContext {
   log?: (level: string, msg: string, fields?: object) => void;
   /** Inside the service: where the `aszcol_usage_*` gauges go. */
   registry?: Registry;
+  /** Inside the service: `afterPass` is called once a pass has parsed, so waiting pages are answered then, not on a timer. */
+  passes?: boolean;
 }
+
+/** `aszcol view` on its own: how often a waiting page's generation is looked at. */
+const STANDALONE_RECHECK_MS = 1000;
 
 /** The page's scripts: compiled from ./page/*.ts beside this module. */
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
@@ -53,6 +59,7 @@ export class ViewExtension {
   readonly catalog: ViewCatalog;
   readonly usage: UsageSource;
   private readonly withheld: WithheldAnswers;
+  private readonly waits: StatusWaits;
 
   constructor(
     private readonly cfg: ViewConfig,
@@ -63,6 +70,12 @@ export class ViewExtension {
     this.usage = new UsageSource(ctx.storageRoot, () => this.catalog.status().generation);
     if (ctx.registry) this.usage.registerMetrics(ctx.registry);
     this.withheld = new WithheldAnswers(cfg.hide ?? []);
+    this.waits = new StatusWaits(() => this.catalog.status().generation, ctx.passes ? undefined : STANDALONE_RECHECK_MS);
+  }
+
+  /** A pass has landed and parsed: pages waiting on `/api/status` learn of a moved head now. */
+  afterPass(): void {
+    this.waits.look();
   }
 
   /** The catalog's status; inside the service also what the service does, with a hint that fits. */
@@ -116,8 +129,22 @@ export class ViewExtension {
       res.set('Cache-Control', 'no-store');
       next();
     });
-    api.get('/status', (_req, res) => {
-      res.json(this.status());
+    api.get('/status', (req, res, next) => {
+      const after = req.query.after;
+      if (after === undefined) {
+        res.json(this.status());
+        return;
+      }
+      if (typeof after !== 'string' || !/^\d{1,15}$/.test(after)) {
+        res.status(400).json({ error: `after=${JSON.stringify(after)}: a generation is a whole number, as /api/status gave it` });
+        return;
+      }
+      // Answered once the generation moves past the page's, or with it unchanged after a bounded wait.
+      const w = this.waits.wait(Number(after));
+      res.on('close', w.cancel);
+      w.done.then(() => {
+        if (!res.writableEnded && !res.destroyed) res.json(this.status());
+      }, next);
     });
     api.get('/conversations', (_req, res) => {
       const rows = this.withheld.rows(this.catalog.rows());
@@ -203,6 +230,7 @@ export class ViewExtension {
   }
 
   async shutdown(): Promise<void> {
+    this.waits.close();
     await closeServer(this.server);
     this.server = undefined;
   }

@@ -17,8 +17,11 @@ export const viewFactory: ComponentFactory<ViewConfig> = {
       storageRoot: s.storageRoot,
       describeService: () => s.host.describe?.(),
       registry: s.telemetry.registry,
+      passes: true,
       log: (level, msg, fields) => log[level]?.call(s.log, msg, fields),
     });
-    return { start: () => ext.start(), shutdown: () => ext.shutdown(), addresses: () => ({ view: ext.address() }) };
+    // The parse stage's last step (extensions come after the processors): a waiting page hears of the new rounds at once.
+    const parse = async () => ext.afterPass();
+    return { start: () => ext.start(), shutdown: () => ext.shutdown(), addresses: () => ({ view: ext.address() }), parse };
   },
 };

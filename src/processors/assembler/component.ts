@@ -17,7 +17,7 @@ export class AssemblerComponent implements Component {
   async start(): Promise<void> {}
 
   async parse(ctx: PassContext): Promise<StageResult> {
-    const r = await this.thread.parse(this.s.storageRoot, this.cfg, ctx.signal);
+    const r = await this.thread.parse(this.s.storageRoot, this.cfg, ctx.signal, ctx.sessions);
     for (const p of r.problems) ctx.log.error('parse failed', { error: p });
     if (r.left) ctx.log.warn('parse stopped early; the rest waits for the next pass', { sessions_left: r.left });
     const counts: Record<string, number> = { parsed_sessions: r.sessions, rounds: r.rounds, busy_chains: r.busy };

@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseKv } from '../../storage/kv-text.js';
 import { readIndexState } from '../../storage/index.js';
 import { chainDir } from '../../storage/chain.js';
 import { landedSessions } from '../../storage/landed-files.js';
+import { isSessionEntryName } from '../../storage/layout.js';
 import { parseSession } from './parse.js';
 import type { AssemblerConfig } from './config.js';
 
@@ -28,11 +29,13 @@ export interface ParseStepReport {
 /**
  * The parse step of a pass: every session whose landed evidence moved past its chain gets a round.
  * A session whose chain already covers its index is skipped without reading either, so a quiet
- * pass costs two small file reads per session.
+ * pass costs two small file reads per session. A nudged pass names its sessions (`only`): the
+ * others wait for the next whole pass.
  */
-export async function parseStep(root: string, cfg: AssemblerConfig, shouldStop: () => boolean = () => false): Promise<ParseStepReport> {
+export async function parseStep(root: string, cfg: AssemblerConfig, shouldStop: () => boolean = () => false, only?: string[]): Promise<ParseStepReport> {
   const r: ParseStepReport = { sessions: 0, rounds: 0, busy: 0, problems: [] };
-  const sessions = landedSessions(root);
+  // A named session with nothing landed yet has no directory, and gets none from here.
+  const sessions = only ? only.filter((s) => isSessionEntryName(s) && existsSync(join(root, s))).sort() : landedSessions(root);
   for (const [i, session] of sessions.entries()) {
     // Stopping between sessions leaves nothing half-written: a round is written whole or not at all.
     if (shouldStop()) {

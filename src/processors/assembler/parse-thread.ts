@@ -35,8 +35,8 @@ export class ParseThread {
     return w;
   }
 
-  /** Runs one parse step; `signal` asks it to stop before the next session. */
-  async parse(root: string, cfg: AssemblerConfig, signal?: AbortSignal): Promise<ParseStepReport> {
+  /** Runs one parse step (over `sessions` alone when given); `signal` asks it to stop before the next session. */
+  async parse(root: string, cfg: AssemblerConfig, signal?: AbortSignal, sessions?: ReadonlySet<string>): Promise<ParseStepReport> {
     if (this.pending) throw new Error('a parse step is already running');
     const w = this.ensure();
     const id = this.nextId++;
@@ -44,7 +44,7 @@ export class ParseThread {
     const reply = await new Promise<ParseReply>((resolve) => {
       this.pending = { id, resolve };
       signal?.addEventListener('abort', onAbort, { once: true });
-      w.postMessage({ op: 'parse', id, root, cfg, stopped: signal?.aborted === true } satisfies ParseRequest);
+      w.postMessage({ op: 'parse', id, root, cfg, stopped: signal?.aborted === true, ...(sessions ? { sessions: [...sessions] } : {}) } satisfies ParseRequest);
     });
     signal?.removeEventListener('abort', onAbort);
     if (!reply.ok) return { sessions: 0, rounds: 0, busy: 0, problems: [reply.message] };

@@ -7,7 +7,7 @@ import { parentPort, type MessagePort } from 'node:worker_threads';
 import { parseStep, type ParseStepReport } from './parse-step.js';
 import type { AssemblerConfig } from './config.js';
 
-export type ParseRequest = { op: 'parse'; id: number; root: string; cfg: AssemblerConfig; stopped: boolean } | { op: 'stop'; id: number };
+export type ParseRequest = { op: 'parse'; id: number; root: string; cfg: AssemblerConfig; stopped: boolean; sessions?: string[] } | { op: 'stop'; id: number };
 export type ParseReply = { id: number; ok: true; report: ParseStepReport } | { id: number; ok: false; message: string };
 
 /** The thread's side of the port: runs each parse asked for, and stops one when told to. */
@@ -25,7 +25,7 @@ class ParseWorker {
       return;
     }
     if (m.stopped) this.stopping.add(m.id);
-    parseStep(m.root, m.cfg, () => this.stopping.has(m.id))
+    parseStep(m.root, m.cfg, () => this.stopping.has(m.id), m.sessions)
       .then(
         (report) => this.port.postMessage({ id: m.id, ok: true, report } satisfies ParseReply),
         (err: Error) => this.port.postMessage({ id: m.id, ok: false, message: err.stack ?? err.message } satisfies ParseReply),

@@ -3,6 +3,7 @@ import type { LocalReceiverConfig } from './config.js';
 import { LocalCollector } from './pass.js';
 import { defaultWorkers } from './session-pool.js';
 import { HookIntake } from './hook-intake.js';
+import { SourceWatch } from './source-watch.js';
 import { parseEndpoint } from '../../config/reader.js';
 import type { Component, ComponentSettings, PassContext, StageResult } from '../../component/component.js';
 
@@ -14,6 +15,9 @@ import type { Component, ComponentSettings, PassContext, StageResult } from '../
 export class LocalReceiverComponent implements Component {
   private readonly collector: LocalCollector;
   private hooks: HookIntake | undefined;
+  private watch: SourceWatch | undefined;
+  /** The discovery the watch was last set from. */
+  private watched: object | undefined;
 
   constructor(
     private readonly cfg: LocalReceiverConfig,
@@ -32,7 +36,20 @@ export class LocalReceiverComponent implements Component {
   async start(): Promise<void> {
     // The root must be writable before the first pass; failing here names the problem at start.
     mkdirSync(this.s.storageRoot, { recursive: true });
-    this.s.log.info('watching source root', { source_root: this.cfg.sourceRoot, from: this.cfg.sourceRootFrom, interval_ms: this.cfg.intervalMs });
+    this.s.log.info('watching source root', {
+      source_root: this.cfg.sourceRoot,
+      from: this.cfg.sourceRootFrom,
+      interval_ms: this.cfg.intervalMs,
+      watch: this.cfg.watch,
+    });
+    const host = this.s.host;
+    if (this.cfg.watch && host.requestPass) {
+      this.watch = new SourceWatch(
+        this.cfg.sourceRoot,
+        (sessions) => host.requestPass!(sessions),
+        (msg) => this.s.log.warn(msg, { source_root: this.cfg.sourceRoot }),
+      );
+    }
     if (this.cfg.hookEndpoint) {
       const ep = parseEndpoint(this.cfg.hookEndpoint, 'hook_endpoint');
       this.hooks = new HookIntake(this.s.storageRoot, ep.host, ep.port, (msg, fields) => this.s.log.warn(msg, fields));
@@ -41,7 +58,8 @@ export class LocalReceiverComponent implements Component {
   }
 
   async land(ctx: PassContext): Promise<StageResult> {
-    const r = await this.collector.passAsync();
+    const r = ctx.sessions ? await this.collector.passFor(ctx.sessions) : await this.collector.passAsync();
+    this.watchFound();
     this.s.telemetry.landed(r.landedRecords);
     this.s.telemetry.sourcesInConflict(r.conflicts);
     for (const c of r.newConflicts)
@@ -61,11 +79,23 @@ export class LocalReceiverComponent implements Component {
         conflicts: r.conflicts,
         source_gone: r.sourceGone,
         filtered: r.filteredOut,
+        // The pass's phases (ms), so a slow land stage can be read from the service's log line.
+        ...(r.phases ? { discover_ms: r.phases.discoverMs, judge_ms: r.phases.judgeMs, collect_ms: r.phases.collectMs, finish_ms: r.phases.finishMs } : {}),
       },
     };
   }
 
+  /** After a whole pass: the watch follows what it discovered (a nudged pass discovers nothing). */
+  private watchFound(): void {
+    const found = this.collector.lastDiscovery;
+    if (this.watch && found && found !== this.watched) {
+      this.watched = found;
+      this.watch.update(found);
+    }
+  }
+
   async shutdown(): Promise<void> {
+    this.watch?.close();
     await this.hooks?.stop();
     await this.collector.close();
   }

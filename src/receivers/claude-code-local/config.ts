@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join as joinPath, resolve } from 'node:path';
 import { ConfigError } from '../../util/errors.js';
-import { bytes, duration, int, join, mapping, parseEndpoint, str, strList } from '../../config/reader.js';
+import { bool, bytes, duration, int, join, mapping, parseEndpoint, str, strList } from '../../config/reader.js';
 
 /** The `receivers.claude_code_local` section, typed. */
 export interface LocalReceiverConfig {
@@ -19,9 +19,21 @@ export interface LocalReceiverConfig {
   providerBodies: string;
   /** Where the plugin's hooks hand observations over (loopback `host:port`, port 0 for any); empty turns the intake off. */
   hookEndpoint: string;
+  /** Inside the service: watch the source directories and collect a moved session at once, not at the next interval. */
+  watch: boolean;
 }
 
-export const LOCAL_RECEIVER_KEYS = ['source_root', 'include', 'exclude', 'interval', 'max_delta_bytes', 'workers', 'provider_bodies', 'hook_endpoint'] as const;
+export const LOCAL_RECEIVER_KEYS = [
+  'source_root',
+  'include',
+  'exclude',
+  'interval',
+  'max_delta_bytes',
+  'workers',
+  'provider_bodies',
+  'hook_endpoint',
+  'watch',
+] as const;
 
 export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
   if (configured) return { root: resolve(configured), from: 'config' };
@@ -54,5 +66,6 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
     if (!['127.0.0.1', '::1', 'localhost'].includes(ep.host))
       throw new ConfigError(at('hook_endpoint'), `${JSON.stringify(hookEndpoint)} is not a loopback address; use 127.0.0.1:<port> or [::1]:<port>`);
   }
-  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, providerBodies, hookEndpoint };
+  const watch = bool(m.watch, at('watch'), true);
+  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, providerBodies, hookEndpoint, watch };
 }

@@ -7,6 +7,7 @@ import { isSessionEntryName, listDir } from '../../storage/layout.js';
 
 import { ProviderBodyCollector } from './provider-bodies.js';
 import { sessionsWithWork } from './quiet-session.js';
+import { QuietMemo } from './quiet-memo.js';
 import {
   collectSession,
   countConflicts,
@@ -26,6 +27,10 @@ export class LocalCollector {
   private pool: SessionPool | undefined;
   /** The runtime's raw API body dump, collected after the sessions' transcripts (asz 0.6's order). */
   private readonly bodies: ProviderBodyCollector | undefined;
+  /** Sessions last found quiet, by their sources' stats. */
+  private readonly memo = new QuietMemo();
+  /** What the last whole pass discovered: a nudged pass collects its sessions as found then. */
+  private found: DiscoveryResult | undefined;
 
   constructor(readonly opts: LocalCollectOptions & { workers?: number }) {
     if (opts.providerBodies)
@@ -57,10 +62,21 @@ export class LocalCollector {
     const started = Date.now();
     const { report, found } = this.begin();
     const phases = report.phases!;
-    // Before the threads exist, quiet sessions are judged here so a pass with nothing new starts none (a one-shot
-    // `collect`); once they run (the service), they judge them, and this thread's event loop stays free.
+    // Quiet sessions are judged here, so a pass with nothing new starts no worker (a one-shot `collect`). A
+    // collector that keeps running (the service) remembers them by their sources' stats and judges only what moved.
     let mark = performance.now();
-    const work = this.pool ? found.sessions : sessionsWithWork(this.opts.root, found.sessions, report);
+    const { unchanged, judge } = this.memo.split(found.sessions);
+    for (const s of unchanged) {
+      report.sessions++;
+      report.sources += s.sources.length;
+    }
+    const work = sessionsWithWork(
+      this.opts.root,
+      judge.map((j) => j.session),
+      report,
+    );
+    const busy = new Set(work.map((s) => s.id));
+    for (const j of judge) if (!busy.has(j.session.id)) this.memo.keep(j.session.id, j.sig);
     phases.judgeMs = performance.now() - mark;
     mark = performance.now();
     if (work.length < 2) {
@@ -76,6 +92,33 @@ export class LocalCollector {
     return this.finish(report, found, started);
   }
 
+  /** What the last whole pass discovered, if one ran. */
+  get lastDiscovery(): DiscoveryResult | undefined {
+    return this.found;
+  }
+
+  /**
+   * A pass over `sessions` alone, as the last whole pass discovered them: the sources a watch saw
+   * move. A session that pass did not find (new since) sends it down a whole pass. What a whole
+   * pass does beyond its sessions (pruned sources, the body dump) waits for the next one.
+   */
+  async passFor(sessions: ReadonlySet<string>): Promise<PassReport> {
+    const known = this.found?.sessions.filter((s) => sessions.has(s.id)) ?? [];
+    if (known.length < sessions.size) return this.passAsync();
+    const started = Date.now();
+    const report = emptyReport();
+    report.phases = { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
+    const mark = performance.now();
+    if (known.length < 2 || !this.pool) for (const s of known) collectSession(s, this.opts, report);
+    else {
+      const { afterLand: _hook, afterBodyFile: _bodyHook, ...plain } = this.opts;
+      for (const r of await this.pool.run(known, plain)) mergeReport(report, r);
+    }
+    report.phases.collectMs = Math.round(performance.now() - mark);
+    report.durationMs = Date.now() - started;
+    return report;
+  }
+
   /** Stops the worker threads; a later pass starts them again. */
   async close(): Promise<void> {
     await this.pool?.close();
@@ -86,6 +129,7 @@ export class LocalCollector {
     const report = emptyReport();
     const mark = performance.now();
     const found = discover(this.opts.sourceRoot, this.opts.filter);
+    this.found = found;
     report.phases = { discoverMs: performance.now() - mark, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
     for (const e of found.errors) report.errors.push({ where: e.path, message: `cannot read project directory: ${e.message}` });
     report.filteredOut = found.filteredOut.length;

@@ -1,7 +1,8 @@
 /**
- * The page's entry: `/` is the list, `/c/{id}` one conversation. Both poll `/api/status` and
- * redraw when a head round moves, so a collector and a parser running beside the server show up
- * without a reload.
+ * The page's entry: `/` is the list, `/c/{id}` one conversation. Both wait on `/api/status`
+ * (`?after=` the generation they have: the server answers once a head round moves) and redraw, so
+ * a collector and a parser running beside the server show up without a reload, as soon as they
+ * wrote. A failed wait is tried again after `poll` (2 s unless the address says).
  */
 import type { ViewStatus } from '../catalog.js';
 import { clear, getJson, h } from './dom.js';
@@ -40,19 +41,22 @@ class App {
     }
   }
 
-  private async poll(): Promise<void> {
+  /** One look at `/api/status`, waiting for a change once a generation is known; false when the server did not answer. */
+  private async poll(): Promise<boolean> {
     let status: ViewStatus;
     try {
-      const r = await getJson<ViewStatus>('/api/status');
+      const r = await getJson<ViewStatus>(this.lastGeneration === -1 ? '/api/status' : `/api/status?after=${this.lastGeneration}`);
+      if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
       status = r.body;
     } catch {
       this.showLive(undefined, false);
-      return;
+      return false;
     }
     const changed = this.lastGeneration !== -1 && status.generation !== this.lastGeneration;
     this.lastGeneration = status.generation;
     this.showLive(status, changed);
     if (this.page) await this.page.observe(status);
+    return true;
   }
 
   async start(): Promise<void> {
@@ -67,10 +71,19 @@ class App {
       this.crumbs.append(h('span', null, 'Conversations'), ' · ', h('a', { href: '/usage', 'data-testid': 'usage-link' }, 'Usage'));
       this.page = await renderList(this.main);
     }
-    await this.poll();
-    window.setInterval(() => {
-      void this.poll();
-    }, POLL_MS);
+    for (;;) {
+      const asked = Date.now();
+      const before = this.lastGeneration;
+      let answered = false;
+      try {
+        answered = await this.poll();
+      } catch (err) {
+        console.error(err); // a redraw that failed: the next change draws again
+      }
+      // Failed, or answered at once with nothing new (a server that does not wait): look again after `poll`.
+      const elapsed = Date.now() - asked;
+      if ((!answered || this.lastGeneration === before) && elapsed < POLL_MS) await new Promise((res) => window.setTimeout(res, POLL_MS - elapsed));
+    }
   }
 }
 
