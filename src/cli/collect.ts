@@ -44,6 +44,8 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
     // And between two provider_body files of one pass: the first installed, the next not begun.
     afterBodyFile: crashAfterBodyFiles(process.env.ASZCOL_TEST_CRASH_AFTER_BODY_FILES),
+    // And between installing the plugin's observation files and moving their cursors.
+    afterHookLand: process.env.ASZCOL_TEST_CRASH_AFTER_HOOK_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
   });
   if (opts.once) {
     try {

@@ -46,7 +46,7 @@ export interface Temporary {
 }
 
 /** Kinds whose files continue one another line after line; the rest are whole documents, one record a version. */
-const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'otlp_log', 'otlp_span']);
+const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'execution', 'otlp_log', 'otlp_span']);
 /** Each provider body record is a whole body file of its own (byte 0), numbered by its place in the pass that landed it. */
 const BODY_PREFIX = 'provider_body';
 

@@ -6,6 +6,7 @@ import { FileLock } from '../../storage/lock.js';
 import { isSessionEntryName, listDir, sessionLockPath } from '../../storage/layout.js';
 
 import { ProviderBodyCollector } from './provider-bodies.js';
+import { landHookObservations } from './hook-observations.js';
 import { sessionsWithWork } from './quiet-session.js';
 import {
   collectSession,
@@ -69,7 +70,7 @@ export class LocalCollector {
       return this.finish(report, found, started);
     }
     this.pool ??= new SessionPool(workers);
-    const { afterLand: _hook, afterBodyFile: _bodyHook, ...plain } = this.opts;
+    const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, ...plain } = this.opts;
     const done = await this.pool.run(work, plain);
     for (const r of done) mergeReport(report, r);
     phases.collectMs = performance.now() - mark;
@@ -129,6 +130,13 @@ export class LocalCollector {
       report.busy += b.busy;
       report.errors.push(...b.errors);
     }
+    // The plugin's spooled observations, once the transcripts they sit beside have landed.
+    const h = landHookObservations({ root: o.root, maxDeltaBytes: o.maxDeltaBytes, clock: o.clock, afterLand: o.afterHookLand });
+    if (h.landed || h.skipped || h.waiting.length) report.hooks = { landed: h.landed, skipped: h.skipped, waiting: h.waiting };
+    report.landedFiles += h.landedFiles;
+    report.landedRecords += h.landed;
+    report.busy += h.busy;
+    report.errors.push(...h.errors);
     report.durationMs = Date.now() - started;
     const phases = report.phases!;
     phases.finishMs = performance.now() - mark;
