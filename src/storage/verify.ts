@@ -102,6 +102,11 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
         seqs.set(p.seq, join(dir, name));
         (byPrefix.get(p.prefix) ?? byPrefix.set(p.prefix, []).get(p.prefix)!).push({ seq: p.seq, name });
       }
+      // A stream whose every file of a kind is gone still has that kind's cursor: its end gap is checked too.
+      for (const name of listDir(dir)) {
+        const prefix = name.endsWith('.cursor') ? name.slice(0, -'.cursor'.length) : '';
+        if (APPEND_PREFIXES.has(prefix) && !byPrefix.has(prefix)) byPrefix.set(prefix, []);
+      }
       for (const [prefix, files] of byPrefix) {
         files.sort((a, b) => a.seq - b.seq);
         let maxOrd = 0;
