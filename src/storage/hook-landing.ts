@@ -166,7 +166,7 @@ export function landHookSpool(spec: HookLandingSpec): HookLandingOutcome {
   if (window.length === 0) return { status: 'unchanged' }; // a line still being written
   const positions = new Map(prev?.positions ?? []);
   const groups = new Map<string, { stream: string; kind: string; lines: SourceLine[]; records: Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>[] }>();
-  for (let at = 0; at < window.length; ) {
+  for (let at = 0; at < window.length;) {
     const nl = window.indexOf(10, at);
     const line = window.subarray(at, nl);
     at = nl + 1;
@@ -207,7 +207,7 @@ export function landHookSpool(spec: HookLandingSpec): HookLandingOutcome {
     const todo = g.lines.map((l, i) => ({ l, r: g.records[i]! })).filter(({ l }) => l.ord > through);
     skipped += g.lines.length - todo.length;
     // One file per max_delta_bytes of lines, the same budget a transcript's windows keep.
-    for (let i = 0; i < todo.length; ) {
+    for (let i = 0; i < todo.length;) {
       let bytes = 0;
       let j = i;
       while (j < todo.length && (j === i || bytes + todo[j]!.l.line.length + 1 <= spec.maxDeltaBytes)) bytes += todo[j++]!.l.line.length + 1;
@@ -281,7 +281,9 @@ export function readObservations(root: string, session: string): { lines: Observ
   const landed = n;
   let text: string;
   try {
-    text = readFileSync(spoolPath(root, session)).subarray(loadHookCursor(root, session)?.offset ?? 0).toString('utf8');
+    text = readFileSync(spoolPath(root, session))
+      .subarray(loadHookCursor(root, session)?.offset ?? 0)
+      .toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     text = '';

@@ -26,7 +26,14 @@ const SID = '5a1e0c3d-2222-4333-8444-555566667777';
 function spool(root: string, tools: string[], second = 0): void {
   for (const [i, tool] of tools.entries()) {
     const mcp = i % 2 === 0;
-    const input = { session_id: SID, hook_event_name: 'PostToolUse', tool_name: mcp ? 'mcp__lab__echo' : 'Bash', tool_use_id: tool, tool_input: { n: i }, duration_ms: 5 };
+    const input = {
+      session_id: SID,
+      hook_event_name: 'PostToolUse',
+      tool_name: mcp ? 'mcp__lab__echo' : 'Bash',
+      tool_use_id: tool,
+      tool_input: { n: i },
+      duration_ms: 5,
+    };
     const o = observeHookInput(Buffer.from(JSON.stringify(input)), new Date(Date.UTC(2026, 11, 2, 5, 0, second + i)).toISOString());
     appendSpoolLineSync(root, SID, JSON.stringify(o));
   }
@@ -57,7 +64,11 @@ describe('a collect killed between landing the plugin’s observations and movin
 
     const landed = listLanded(root, SID).filter((f) => f.prefix === 'changes' || f.prefix === 'execution');
     const ids = landed.flatMap((f) => readSessionData(f.path).records.map((r) => r.id));
-    expect(ids.sort()).toEqual(readSpool(root, SID).map((l) => (l.value as { id: string }).id).sort());
+    expect(ids.sort()).toEqual(
+      readSpool(root, SID)
+        .map((l) => (l.value as { id: string }).id)
+        .sort(),
+    );
     const v = verifyRoot(root);
     expect(v.problems).toEqual([]);
     expect(v.relanded).toBe(0);

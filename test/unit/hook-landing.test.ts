@@ -105,7 +105,9 @@ describe('spooled observations of a landed session', () => {
     rmSync(lost.path);
     expect(verifyChains(b.root, SID).problems).toEqual([expect.stringMatching(new RegExp(`landed sequence\\(s\\) ${lost.seq} are not on disk`))]);
     // The stream's execution cursor says a line was read that no file holds now.
-    expect(verifyRoot(b.root).problems).toEqual([expect.stringMatching(/end gap in execution: the records reach byte 0 \(ord 0\), the cursor has read to \d+ \(ord 1\)/)]);
+    expect(verifyRoot(b.root).problems).toEqual([
+      expect.stringMatching(/end gap in execution: the records reach byte 0 \(ord 0\), the cursor has read to \d+ \(ord 1\)/),
+    ]);
   });
 
   test('the view reads landed records, and the spool only for lines not landed yet', () => {
@@ -133,7 +135,11 @@ describe('spooled observations of a landed session', () => {
     const next = b.pass();
     expect(next.hooks).toEqual({ landed: 1, skipped: 3, waiting: [] });
     const ids = pluginFiles(b.root).flatMap((f) => readSessionData(f.path).records.map((x) => x.id));
-    expect(ids.sort()).toEqual(readSpool(b.root, SID).map((l) => (l.value as HookObservation).id).sort());
+    expect(ids.sort()).toEqual(
+      readSpool(b.root, SID)
+        .map((l) => (l.value as HookObservation).id)
+        .sort(),
+    );
     const v = verifyRoot(b.root);
     expect(v.problems).toEqual([]);
     expect(v.relanded).toBe(0);
