@@ -80,5 +80,13 @@ describe('a collect killed between landing the plugin’s observations and movin
     const verify = await runCli(['verify', '--config', config]);
     expect(verify.stdout + verify.stderr).not.toMatch(/problem/);
     expect(verify.code).toBe(0);
+
+    // Observations of a session whose transcript has not landed wait in the spool, and the collect says why.
+    const ghost = '6b2f1d4e-3333-4444-8555-666677778888';
+    appendSpoolLineSync(root, ghost, JSON.stringify({ ...readSpool(root, SID)[0]!.value!, session: ghost }));
+    const waiting = await runCli(['collect', '--once', '--config', config]);
+    expect(waiting.code).toBe(0);
+    expect(waiting.stderr).toBe(`aszcol: waiting: _hooks/spool/${ghost}.jsonl: the session has no conversation landed yet: its observations land once its transcript does\n`);
+    expect(listLanded(root, ghost)).toEqual([]);
   }, 120_000);
 });
