@@ -86,7 +86,9 @@ describe('a collect killed between landing the plugin’s observations and movin
     appendSpoolLineSync(root, ghost, JSON.stringify({ ...readSpool(root, SID)[0]!.value!, session: ghost }));
     const waiting = await runCli(['collect', '--once', '--config', config]);
     expect(waiting.code).toBe(0);
-    expect(waiting.stderr).toBe(`aszcol: waiting: _hooks/spool/${ghost}.jsonl: the session has no conversation landed yet: its observations land once its transcript does\n`);
+    expect(waiting.stderr).toBe(
+      `aszcol: waiting: _hooks/spool/${ghost}.jsonl: the session has no conversation landed yet: its observations land once its transcript does\n`,
+    );
     expect(listLanded(root, ghost)).toEqual([]);
   }, 120_000);
 });
