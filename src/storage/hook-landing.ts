@@ -82,15 +82,15 @@ function formatHookCursor(session: string, c: HookCursor): string {
   ]);
 }
 
-/** Whether the session's spool holds bytes past its hook cursor: one stat and one small read, no lock. */
-export function spoolHasNew(root: string, session: string): boolean {
+/** The session's spool size and how far its hook cursor says it was landed; undefined when there is no spool. */
+export function spoolProgress(root: string, session: string): { size: number; landed: number } | undefined {
   let size: number;
   try {
     size = statSync(spoolPath(root, session)).size;
   } catch {
-    return false;
+    return undefined;
   }
-  return size > (loadHookCursor(root, session)?.offset ?? 0);
+  return { size, landed: loadHookCursor(root, session)?.offset ?? 0 };
 }
 
 export interface HookLandingSpec {

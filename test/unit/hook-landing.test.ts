@@ -78,6 +78,18 @@ describe('spooled observations of a landed session', () => {
     expect(pluginFiles(b.root)).toHaveLength(3);
   });
 
+  test('one collector across passes: a spool it saw fully landed is passed over until it grows, then lands again', () => {
+    const b = landedSession();
+    const collector = b.collector();
+    spool(b.root, mcp('m1'));
+    expect(collector.pass().hooks).toMatchObject({ landed: 1 });
+    expect(collector.pass().hooks).toBeUndefined();
+    expect(collector.pass().hooks).toBeUndefined();
+    spool(b.root, mcp('m2'), bash('b2'));
+    expect(collector.pass().hooks).toMatchObject({ landed: 2 });
+    expect(readObservations(b.root, SID)).toMatchObject({ landed: 3, notLanded: 0 });
+  });
+
   test('a line appended later lands in a new file that continues its stream’s count; verify finds no gap', () => {
     const b = landedSession();
     spool(b.root, mcp('m1', 'PreToolUse'), mcp('m1'));

@@ -5,11 +5,12 @@
  * checks them and `push` sends them (storage/hook-landing.ts keeps the cursors). A session with no
  * conversation landed yet, and observations that name no usable session, wait with the reason.
  */
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HOOK_ADAPTER, HOOK_DIALECT, placeHookLine } from '../../adapters/claude-code/hook-records.js';
 import { entryNameProblem } from '../../storage/entry-names.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
-import { landHookSpool, spoolHasNew } from '../../storage/hook-landing.js';
+import { landHookSpool, spoolPath, spoolProgress } from '../../storage/hook-landing.js';
 import { UNPLACED_SPOOL, readSpool, spoolDir } from '../../storage/hook-spool.js';
 import { landedDirs, listDir, sessionLockPath } from '../../storage/layout.js';
 import { FileLock } from '../../storage/lock.js';
@@ -24,6 +25,11 @@ export interface HookLandingOptions {
   clock?: () => bigint;
   /** Test hook: called once a session's observation files are installed and before any cursor moves (the crash test kills there). */
   afterLand?: () => void;
+  /**
+   * A collector's memory across passes: each session's spool size once all of it was landed, so a
+   * pass with nothing new costs one stat per spool and reads no cursor.
+   */
+  settled?: Map<string, number>;
 }
 
 export interface HookPassReport {
@@ -50,7 +56,15 @@ export function landHookObservations(o: HookLandingOptions): HookPassReport {
       if (n) report.waiting.push({ spool: name, reason: `${n} observation(s) name no usable session id: kept in the spool, landed nowhere` });
       continue;
     }
-    if (entryNameProblem(session) !== undefined || !spoolHasNew(o.root, session)) continue;
+    if (entryNameProblem(session) !== undefined) continue;
+    if (o.settled?.has(session) && sizeOf(spoolPath(o.root, session)) === o.settled.get(session)) continue;
+    const progress = spoolProgress(o.root, session);
+    if (!progress) continue;
+    if (progress.size <= progress.landed) {
+      o.settled?.set(session, progress.size);
+      continue;
+    }
+    o.settled?.delete(session);
     if (landedDirs(o.root, session).length === 0 || !loadSessionState(o.root, session)) {
       report.waiting.push({ spool: name, reason: 'the session has no conversation landed yet: its observations land once its transcript does' });
       continue;
@@ -58,6 +72,14 @@ export function landHookObservations(o: HookLandingOptions): HookPassReport {
     landSession(o, session, report);
   }
   return report;
+}
+
+function sizeOf(path: string): number | undefined {
+  try {
+    return statSync(path).size;
+  } catch {
+    return undefined;
+  }
 }
 
 function landSession(o: HookLandingOptions, session: string, report: HookPassReport): void {

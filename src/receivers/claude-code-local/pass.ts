@@ -25,6 +25,8 @@ export class LocalCollector {
   /** Sessions no longer discovered that were already checked for pruned sources (checked again once rediscovered). */
   private readonly checkedUndiscovered = new Set<string>();
   private pool: SessionPool | undefined;
+  /** Each hook spool's size once all of it was landed: a later pass with nothing new reads no cursor. */
+  private readonly settledSpools = new Map<string, number>();
   /** The runtime's raw API body dump, collected after the sessions' transcripts (asz 0.6's order). */
   private readonly bodies: ProviderBodyCollector | undefined;
 
@@ -131,7 +133,7 @@ export class LocalCollector {
       report.errors.push(...b.errors);
     }
     // The plugin's spooled observations, once the transcripts they sit beside have landed.
-    const h = landHookObservations({ root: o.root, maxDeltaBytes: o.maxDeltaBytes, clock: o.clock, afterLand: o.afterHookLand });
+    const h = landHookObservations({ root: o.root, maxDeltaBytes: o.maxDeltaBytes, clock: o.clock, afterLand: o.afterHookLand, settled: this.settledSpools });
     if (h.landed || h.skipped || h.waiting.length) report.hooks = { landed: h.landed, skipped: h.skipped, waiting: h.waiting };
     report.landedFiles += h.landedFiles;
     report.landedRecords += h.landed;
