@@ -42,12 +42,14 @@ export interface HookPassReport {
   /** Spool files whose lines wait, each with why. */
   waiting: { spool: string; reason: string }[];
   busy: number;
+  /** Spools with complete lines left past what one pass lands. */
+  pending: number;
   errors: { where: string; message: string }[];
 }
 
 /** Every session with spooled observations past its hook cursor, landed; what cannot land yet said. */
 export function landHookObservations(o: HookLandingOptions): HookPassReport {
-  const report: HookPassReport = { landed: 0, landedFiles: 0, landedBytes: 0, skipped: 0, waiting: [], busy: 0, errors: [] };
+  const report: HookPassReport = { landed: 0, landedFiles: 0, landedBytes: 0, skipped: 0, waiting: [], busy: 0, pending: 0, errors: [] };
   for (const name of listDir(spoolDir(o.root)).sort()) {
     if (!name.endsWith('.jsonl')) continue;
     const session = name.slice(0, -'.jsonl'.length);
@@ -128,6 +130,7 @@ function landSession(o: HookLandingOptions, session: string, report: HookPassRep
     report.landedFiles += outcome.files;
     report.landedBytes += outcome.bytes;
     report.skipped += outcome.skipped;
+    if (outcome.pending) report.pending++;
   } catch (err) {
     batch.abort();
     report.errors.push({ where: join(o.root, session), message: (err as Error).message });

@@ -138,6 +138,7 @@ export class LocalCollector {
     report.landedFiles += h.landedFiles;
     report.landedRecords += h.landed;
     report.busy += h.busy;
+    report.pending += h.pending;
     report.errors.push(...h.errors);
     report.durationMs = Date.now() - started;
     const phases = report.phases!;
