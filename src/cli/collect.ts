@@ -14,6 +14,8 @@ function reportPass(r: PassReport, io: Io, json: boolean): void {
   io.out(json ? JSON.stringify(r) : formatPass(r));
   for (const c of r.newConflicts) io.err(`aszcol: conflict: ${c.source}: ${c.reason}`);
   for (const e of r.errors) io.err(`aszcol: error: ${e.where}: ${e.message}`);
+  // Not an error: the plugin's observations of a session not landed yet wait in the hook spool.
+  for (const w of r.hooks?.waiting ?? []) io.err(`aszcol: waiting: _hooks/spool/${w.spool}: ${w.reason}`);
 }
 
 /** A pass is complete only with nothing left undone: no error, nothing pending, no conflict, no busy session. */
@@ -44,6 +46,8 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
     // And between two provider_body files of one pass: the first installed, the next not begun.
     afterBodyFile: crashAfterBodyFiles(process.env.ASZCOL_TEST_CRASH_AFTER_BODY_FILES),
+    // And between installing the plugin's observation files and moving their cursors.
+    afterHookLand: process.env.ASZCOL_TEST_CRASH_AFTER_HOOK_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
   });
   if (opts.once) {
     try {

@@ -19,7 +19,6 @@ import type { Scenario } from './model.js';
 import { ScenarioRoot, type Format } from './run.js';
 import { checkPushKinds, pushKinds, pushOnWorker } from './push-check.js';
 import { viewFacts } from './view-check.js';
-import { isObservationKind, loseObservations } from './lose-observations.js';
 import { checkProperties, crossFormatViolations, judge, recordsMatchViolations, NOT_EVALUATED, PROPERTY_NAMES } from './properties.js';
 
 export interface Failure {
@@ -165,10 +164,8 @@ export class ScenarioChecker {
     const session = full.session;
     const order = [...full.checkpoints.filter((c) => checkpoints[c] !== undefined || true), 'final'];
     for (const name of Object.keys(checkpoints)) if (!order.includes(name)) throw new Error(`${this.file}: checkpoint "${name}" is not in the scenario`);
-    const spoolPasses: string[][] = [];
     for (const cp of order) {
       const built = root.build(cp === 'final' ? undefined : cp);
-      spoolPasses.push(built.spooled);
       for (const e of built.collect?.errors ?? []) fail(`${cp}: collect`, 'no error', `${e.where}: ${e.message}`);
       // The metrics the collector derives after each landing, before a person damages anything (as asz's check derives them).
       const derived = pushOnWorker(dir, 'derive');
@@ -314,12 +311,6 @@ export class ScenarioChecker {
           case 'lose':
             for (const l of want as { stream?: string; run?: string; kind: string; nth?: number }[]) {
               const stream = l.stream ? (names.get(l.stream) ?? l.stream) : undefined;
-              if (isObservationKind(l.kind)) {
-                // The plugin's records are hook spool lines here, not landed files (lose-observations.ts).
-                const r = loseObservations(dir, session, spoolPasses, { kind: l.kind, stream, nth: l.nth ?? 1 });
-                if ('missing' in r) fail(where, l, `(no such observations: ${r.missing})`);
-                continue;
-              }
               const files = listLanded(dir, session).filter((x) => {
                 const h = readSessionData(x.path).header;
                 return (

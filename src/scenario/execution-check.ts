@@ -6,7 +6,7 @@
  */
 import { joinExecutions } from '../assemble/tool-executions.js';
 import type { EntityFrame } from '../formats/session-flow/types.js';
-import { readSpool } from '../storage/hook-spool.js';
+import { readObservations } from '../storage/hook-landing.js';
 import type { Scenario, Step } from './model.js';
 
 type Node = Extract<EntityFrame, { t: 'node' }>;
@@ -23,7 +23,7 @@ export interface ExecutionCounts {
 
 export function pluginExecutions(root: string, session: string, nodes: readonly Node[]): ExecutionCounts {
   const ids = new Set(nodes.filter((n) => n.id.startsWith('tool/')).map((n) => n.id.slice('tool/'.length)));
-  const j = joinExecutions(ids, readSpool(root, session));
+  const j = joinExecutions(ids, readObservations(root, session).lines);
   const outcomes: Record<string, number> = {};
   const mcp_sources: Record<string, number> = {};
   for (const x of j.executions.values()) {

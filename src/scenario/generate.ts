@@ -32,6 +32,8 @@ export interface Generated {
   /** The calls the aszcol plugin's hooks saw: an MCP call with an `execution` block, a non-editing tool with `changes`. */
   plugin: PluginCall[];
   cwd: string;
+  /** Tool uses that landed (tool-use id → its name and when its record was written), and when each `result` step given on its own was written. */
+  toolTimes: { used: Map<string, { name: string; at: number }>; separateResults: Map<string, number> };
 }
 
 const VERSION = '2.1.328';
@@ -111,6 +113,7 @@ class Gen {
   runs = new Map<string, string>();
   checkpoints: string[] = [];
   plugin: PluginCall[] = [];
+  toolTimes: Generated['toolTimes'] = { used: new Map(), separateResults: new Map() };
   cwd: string;
   done = false;
   /** The session runs headless: its entrypoint is one of the SDK's (`sdk-cli`, `sdk-ts`, `sdk-py`). */
@@ -184,6 +187,7 @@ class Gen {
         cycle = this.call(s, step.call, n, cycle, lost, prefix);
       } else if ('result' in step) {
         this.result(s, step.result.of, step.result, n, cycle, undefined, lost);
+        if (!lost) this.toolTimes.separateResults.set(step.result.of, this.clock);
       } else if ('error' in step) {
         s.write(
           {
@@ -311,6 +315,7 @@ class Gen {
     // An editing tool's result carries the patch the runtime computed.
     const edit = c.tool?.changes && EDITING_TOOLS.has(c.tool.name) ? editOutcome(c.tool.name, c.tool.changes[0]!, this.cwd) : undefined;
     const usedAt = this.clock;
+    if (toolId && toolName && !lost) this.toolTimes.used.set(toolId, { name: toolName, at: usedAt });
     if (c.tool?.result) this.result(s, toolId!, c.tool.result, n, cycle, edit, lost || c.tool.result.lost === true);
     if (c.tool && (c.tool.execution || (c.tool.changes && !edit)))
       this.plugin.push({ stream: s.agentId ?? 'main', toolUseId: toolId!, tool: c.tool, usedAt, resultAt: c.tool.result ? this.clock : undefined });
@@ -488,6 +493,6 @@ export function generate(scn: Scenario, o: GenerateOptions): Generated {
   const project = scn.project ?? '-Users-dev-scenario';
   const g = new Gen(scn, session, project, o);
   g.run();
-  const { files, agents, runs, checkpoints, plugin, cwd } = g;
-  return { session, project, files, agents, runs, start: o.at, end: g.clock, checkpoints, plugin, cwd };
+  const { files, agents, runs, checkpoints, plugin, cwd, toolTimes } = g;
+  return { session, project, files, agents, runs, start: o.at, end: g.clock, checkpoints, plugin, cwd, toolTimes };
 }

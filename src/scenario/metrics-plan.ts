@@ -5,9 +5,12 @@
  * the stream that made it (`main` or `subagent`); a lost call left no record and a lost stream no
  * file, so neither counts. Each MCP call that returned or failed is one call of its server, tool,
  * outcome and stream, and adds the time from its request record to its result record, which is the
- * result's `after` (the scenario's interval when it gives none). Read from the scenario itself,
- * never from the landed files, so a derivation that miscounts cannot agree with itself.
+ * result's `after` (the scenario's interval when it gives none). A result given as its own `result`
+ * step counts the same way, its time taken from the scenario's clock as the generator keeps it (the
+ * steps between the call and the result move it). Read from the scenario itself, never from the
+ * landed files, so a derivation that miscounts cannot agree with itself.
  */
+import { generate } from './generate.js';
 import type { CallSpec, Scenario, Step, Usage } from './model.js';
 
 export interface MetricsPlan {
@@ -48,8 +51,20 @@ export function metricsPlan(scn: Scenario): MetricsPlan {
     add(plan.mcp, `agent.mcp.calls/${series}`, 1);
     add(plan.mcp, `agent.mcp.duration/${series}`, t.result.after ?? scn.interval);
   };
+  // Only the clock's differences are read, so any base time gives the same plan.
+  const times = generate(scn, { at: 0 }).toolTimes;
   const walk = (steps: Step[], source: string) => {
     for (const st of steps) {
+      if ('result' in st) {
+        const used = times.used.get(st.result.of);
+        const at = times.separateResults.get(st.result.of);
+        const target = used && mcpTarget(used.name);
+        if (st.lost || !target || at === undefined) continue;
+        const series = `${target.server}/${target.tool}/${st.result.failed ? 'failed' : 'returned'}/${source}`;
+        add(plan.mcp, `agent.mcp.calls/${series}`, 1);
+        add(plan.mcp, `agent.mcp.duration/${series}`, at - used.at);
+        continue;
+      }
       if (!('call' in st)) continue;
       if (!st.lost) call(st.call, source);
       // A child's file is its own: a lost launch leaves it, a lost child takes it.

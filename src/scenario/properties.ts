@@ -148,7 +148,7 @@ const foldEqualsParse: Evaluator = (ctx, scratch) => {
   ];
 };
 
-const LANDED_FILE_PROBLEM = /which is not on disk$|the input digest recomputed from landed files/;
+const LANDED_FILE_PROBLEM = /which is not on disk$|the input digest recomputed from landed files|the input digest cannot be recomputed/;
 
 /** Rounds are read-only, link into a chain, and a parse with nothing new writes nothing. */
 const immutableRounds: Evaluator = (ctx) => {

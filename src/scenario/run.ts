@@ -55,12 +55,12 @@ export class ScenarioRoot {
   }
 
   /** Writes the scenario through a checkpoint (all of it when undefined) and lands what is new. */
-  build(through?: string, opts: { collect?: boolean } = {}): { generated: Generated; collect?: PassReport; spooled: string[] } {
+  build(through?: string, opts: { collect?: boolean } = {}): { generated: Generated; collect?: PassReport } {
     const generated = generate(this.scn, { at: this.at, scale: this.opts.scale, interval: this.opts.interval, through, session: this.opts.session });
     writeSources(this.sourceRoot, generated.files);
     const bodies = providerBodyFiles(this.scn, generated);
     if (bodies.size) writeSources(this.bodyDir, bodies);
-    const spooled = this.writeHookSpool(generated);
+    this.writeHookSpool(generated);
     // After every other file of the session: a marker names what a pipeline may remove once it is sent.
     if (this.format === 'claude-code') {
       // The body dump's own files are the session's; its index is shared with every other session, so only this session's lines are claimed.
@@ -78,20 +78,20 @@ export class ScenarioRoot {
     }
     // An sd build lands its Session Data itself; a claude-code build leaves that to the collector.
     const collect = opts.collect ?? true;
-    return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined, spooled };
+    return { generated, collect: collect || this.format === 'sd' ? this.collector.pass() : undefined };
   }
 
-  /** The plugin's observations, in both formats (the hook lane does not depend on how the transcript lands): each appended once, as a hook would (a repeat the runtime sends within one build is kept, and the reader drops it). */
-  /** Returns the ids it appended: what this pass of the build added, which a checkpoint's `lose` of the plugin's kinds names. */
-  private writeHookSpool(generated: Generated): string[] {
+  /**
+   * The plugin's observations, in both formats (the hook lane does not depend on how the transcript
+   * lands): each appended once, as a hook would (a repeat the runtime sends within one build is
+   * kept, and the reader drops it); the collect that follows lands them as `changes`/`execution` files.
+   */
+  private writeHookSpool(generated: Generated): void {
     const have = new Set(readSpool(this.dir, generated.session).map((l) => (l.value as { id?: string } | undefined)?.id));
-    const appended: string[] = [];
     for (const o of pluginObservations(generated)) {
       if (have.has(o.id)) continue;
       appendSpoolLineSync(this.dir, o.session, JSON.stringify(o));
-      appended.push(o.id);
     }
-    return appended;
   }
 
   collectAgain(): PassReport {

@@ -46,7 +46,7 @@ export interface Temporary {
 }
 
 /** Kinds whose files continue one another line after line; the rest are whole documents, one record a version. */
-const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'otlp_log', 'otlp_span']);
+const APPEND_PREFIXES = new Set(['transcript', 'journal', 'changes', 'execution', 'otlp_log', 'otlp_span']);
 /** Each provider body record is a whole body file of its own (byte 0), numbered by its place in the pass that landed it. */
 const BODY_PREFIX = 'provider_body';
 
@@ -101,6 +101,11 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
         if (other) r.problems.push(`${join(dir, name)}: sequence ${p.seq} was issued twice (also ${other})`);
         seqs.set(p.seq, join(dir, name));
         (byPrefix.get(p.prefix) ?? byPrefix.set(p.prefix, []).get(p.prefix)!).push({ seq: p.seq, name });
+      }
+      // A stream whose every file of a kind is gone still has that kind's cursor: its end gap is checked too.
+      for (const name of listDir(dir)) {
+        const prefix = name.endsWith('.cursor') ? name.slice(0, -'.cursor'.length) : '';
+        if (APPEND_PREFIXES.has(prefix) && !byPrefix.has(prefix)) byPrefix.set(prefix, []);
       }
       for (const [prefix, files] of byPrefix) {
         files.sort((a, b) => a.seq - b.seq);

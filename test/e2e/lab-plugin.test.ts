@@ -17,6 +17,8 @@ import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { foldOf } from '../helpers/parse.js';
 import { HookIntake } from '../../src/receivers/claude-code-local/hook-intake.js';
 import { hookLogPath } from '../../src/storage/hook-spool.js';
+import { listLanded } from '../../src/storage/landed-files.js';
+import { verifyRoot } from '../../src/storage/verify.js';
 import { ViewExtension, type ViewConfig } from '../../src/extensions/view/extension.js';
 import type { ExecutionsAnswer } from '../../src/extensions/view/executions.js';
 
@@ -90,6 +92,12 @@ describe('the plugin in the real Claude Code runtime', () => {
     const answer = await tools(ids.mcp);
     expect(answer.plugin).toMatchObject({ observations: 8, unresolved: [] });
     expect(answer.plugin.session_ended).toBeDefined();
+    // The collect landed every spooled line as the session's execution and changes records: none is read from the spool.
+    expect(answer.plugin.read_from.spool_not_landed).toBe(0);
+    expect(answer.plugin.read_from.landed).toBeGreaterThanOrEqual(8);
+    const kinds = listLanded(root, ids.mcp).map((f) => f.prefix);
+    expect(kinds).toContain('execution');
+    expect(verifyRoot(root, ids.mcp).problems).toEqual([]);
     const mcpRows = answer.tools.filter((t) => t.name?.startsWith('mcp__'));
     expect(mcpRows).toHaveLength(3);
     for (const l of logged) {
@@ -115,7 +123,7 @@ describe('the plugin in the real Claude Code runtime', () => {
 
   test("MCPCALL without the plugin: the same three steps, with only the transcript's request-to-result time and no measured execution", async () => {
     const answer = await tools(ids.mcpBare);
-    expect(answer.plugin).toEqual({ observations: 0, unresolved: [] });
+    expect(answer.plugin).toEqual({ observations: 0, read_from: { landed: 0, spool_not_landed: 0 }, unresolved: [] });
     const mcpRows = answer.tools.filter((t) => t.name?.startsWith('mcp__'));
     expect(mcpRows).toHaveLength(3);
     expect(mcpRows.every((t) => t.execution === undefined)).toBe(true);

@@ -12,6 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { observeHookInput } from '../../src/adapters/claude-code/hook-event.js';
+import { appendSpoolLineSync } from '../../src/storage/hook-spool.js';
 import { NAMES_RULE_VERSION } from '../../src/storage/entry-names.js';
 import { LandingMark, landingNow } from '../../src/storage/landing-epoch.js';
 import { loadSettledStamps } from '../../src/storage/settled-stamps-read.js';
@@ -72,6 +74,19 @@ describe('every writer of a session moves the landing epoch', () => {
     const before = landingNow(root).epoch;
     const r = await runCli(['collect', '--once', '--json', '--config', config]);
     expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ sessions: 0, bodies: { landed: 4 } });
+    expect(landingNow(root).epoch).not.toBe(before);
+    expect(landingNow(root).writers).toEqual([]);
+  });
+
+  test("collect: the plugin's spooled observations landed beside a settled session move it", async () => {
+    const base = tempDir('aszcol-epoch-');
+    const { root, config } = await settledRoot(base, 2, {});
+    const before = landingNow(root).epoch;
+    const sid = settledSid(1);
+    const input = { session_id: sid, cwd: '/w', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: 'toolu_epoch', tool_input: { command: 'make' } };
+    appendSpoolLineSync(root, sid, JSON.stringify(observeHookInput(Buffer.from(JSON.stringify(input)), '2026-12-01T10:00:00.000Z')));
+    const r = await runCli(['collect', '--once', '--json', '--config', config]);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ hooks: { landed: 1 } });
     expect(landingNow(root).epoch).not.toBe(before);
     expect(landingNow(root).writers).toEqual([]);
   });

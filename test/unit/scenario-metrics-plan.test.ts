@@ -45,6 +45,37 @@ describe('the plan of metrics-plan.yaml', () => {
   });
 });
 
+describe('the plan of metrics-result-step.yaml', () => {
+  test('an MCP result given as its own step counts once, timed from the request record to that step’s result record', () => {
+    const file = join(REPO, 'test', 'scenarios', 'metrics-result-step.yaml');
+    const scn = parseScenario(parseYaml(readFileSync(file, 'utf8')), 'metrics-result-step');
+    // By hand, interval 1 s: the first call's request record, then the injected record (+1 s), then
+    // the result step (+1 s) whose result arrives 500 ms later; the second: its result step +1 s, result +1 s.
+    expect(metricsPlan(scn).mcp).toEqual({
+      'agent.mcp.calls/status/lookup/returned/main': 1,
+      'agent.mcp.duration/status/lookup/returned/main': 2500,
+      'agent.mcp.calls/status/lookup/failed/main': 1,
+      'agent.mcp.duration/status/lookup/failed/main': 2000,
+    });
+  });
+
+  test('a result step that is lost, or that answers no MCP call, plans nothing', () => {
+    const scn = parseScenario(
+      {
+        steps: [
+          { input: 'go' },
+          { call: { tool: { id: 'm', name: 'mcp__s__t' } } },
+          { result: { of: 'm', text: 'x' }, lost: true },
+          { call: { tool: { id: 'b', name: 'Bash' } } },
+          { result: { of: 'b', text: 'y' } },
+        ],
+      },
+      'none',
+    );
+    expect(metricsPlan(scn).mcp).toEqual({});
+  });
+});
+
 describe('metrics_match_the_plan, judged both ways', () => {
   test('true holds in both formats; false fails in both, since it holds', () => {
     const dir = tempDir();

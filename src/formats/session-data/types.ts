@@ -4,7 +4,7 @@ export const SD_SCHEMA = 'sd/1';
 export const SD_ENVELOPE = 1;
 
 export type FileKind =
-  'transcript' | 'agent_meta' | 'journal' | 'workflow_manifest' | 'workflow_script' | 'changes' | 'otlp_log' | 'otlp_span' | 'provider_body';
+  'transcript' | 'agent_meta' | 'journal' | 'workflow_manifest' | 'workflow_script' | 'changes' | 'execution' | 'otlp_log' | 'otlp_span' | 'provider_body';
 
 export const FILE_KINDS: readonly FileKind[] = [
   'transcript',
@@ -13,6 +13,7 @@ export const FILE_KINDS: readonly FileKind[] = [
   'workflow_manifest',
   'workflow_script',
   'changes',
+  'execution',
   'otlp_log',
   'otlp_span',
   'provider_body',

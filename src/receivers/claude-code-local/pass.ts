@@ -6,6 +6,7 @@ import { SessionLock } from '../../storage/session-lock.js';
 import { isSessionEntryName, listDir } from '../../storage/layout.js';
 
 import { ProviderBodyCollector } from './provider-bodies.js';
+import { landHookObservations } from './hook-observations.js';
 import { sessionsWithWork } from './quiet-session.js';
 import { QuietMemo } from './quiet-memo.js';
 import {
@@ -25,6 +26,8 @@ export class LocalCollector {
   /** Sessions no longer discovered that were already checked for pruned sources (checked again once rediscovered). */
   private readonly checkedUndiscovered = new Set<string>();
   private pool: SessionPool | undefined;
+  /** Each hook spool's size once all of it was landed: a later pass with nothing new reads no cursor. */
+  private readonly settledSpools = new Map<string, number>();
   /** The runtime's raw API body dump, collected after the sessions' transcripts (asz 0.6's order). */
   private readonly bodies: ProviderBodyCollector | undefined;
   /** Sessions last found quiet, by their sources' stats. */
@@ -85,7 +88,7 @@ export class LocalCollector {
       return this.finish(report, found, started);
     }
     this.pool ??= new SessionPool(workers);
-    const { afterLand: _hook, afterBodyFile: _bodyHook, ...plain } = this.opts;
+    const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, ...plain } = this.opts;
     const done = await this.pool.run(work, plain);
     for (const r of done) mergeReport(report, r);
     phases.collectMs = performance.now() - mark;
@@ -173,6 +176,14 @@ export class LocalCollector {
       report.busy += b.busy;
       report.errors.push(...b.errors);
     }
+    // The plugin's spooled observations, once the transcripts they sit beside have landed.
+    const h = landHookObservations({ root: o.root, maxDeltaBytes: o.maxDeltaBytes, clock: o.clock, afterLand: o.afterHookLand, settled: this.settledSpools });
+    if (h.landed || h.skipped || h.waiting.length) report.hooks = { landed: h.landed, skipped: h.skipped, waiting: h.waiting };
+    report.landedFiles += h.landedFiles;
+    report.landedRecords += h.landed;
+    report.busy += h.busy;
+    report.pending += h.pending;
+    report.errors.push(...h.errors);
     report.durationMs = Date.now() - started;
     const phases = report.phases!;
     phases.finishMs = performance.now() - mark;

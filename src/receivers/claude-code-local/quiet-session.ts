@@ -12,6 +12,7 @@ import { loadCursor } from '../../storage/cursor.js';
 import { indexDir, readIndexState } from '../../storage/index.js';
 import { landedDirs, listDir, parseLandedName } from '../../storage/layout.js';
 import { SESSION_STATE } from '../../storage/entry-names.js';
+import { isHookCursorName } from '../../storage/hook-landing.js';
 
 const isTemporary = (name: string) => name.startsWith('.tmp-');
 
@@ -24,7 +25,7 @@ export function quietSession(root: string, s: DiscoveredSession): boolean {
   for (const { dir, otlp } of landedDirs(root, s.id)) {
     for (const name of listDir(dir)) {
       if (isTemporary(name)) return false;
-      if (!otlp && name.endsWith('.cursor')) cursors++;
+      if (!otlp && name.endsWith('.cursor') && !isHookCursorName(name)) cursors++;
       const seq = parseLandedName(name)?.seq ?? 0;
       if (seq > highest) highest = seq;
     }

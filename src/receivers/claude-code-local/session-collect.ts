@@ -20,6 +20,7 @@ import { indexDir, readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
 import { removeDeadTemporaries } from '../../storage/write-once.js';
+import { isHookCursorName } from '../../storage/hook-landing.js';
 import { landedDirs, listDir } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
@@ -45,6 +46,8 @@ export interface LocalCollectOptions {
   bodySettleMs?: number;
   /** Test hook, called after each provider_body file is installed with how many this pass installed (the crash test kills there). */
   afterBodyFile?: (files: number) => void;
+  /** Test hook, called once a session's plugin observation files are installed and before their cursors move. */
+  afterHookLand?: () => void;
 }
 
 export interface PassReport {
@@ -68,6 +71,8 @@ export interface PassReport {
   durationMs: number;
   /** Provider bodies this pass: landed, waiting for their session or their last write, landed whole as unreadable. */
   bodies?: { landed: number; waiting: number; unreadable: number; writtenWhole?: { src: string; why: string }[] };
+  /** The plugin's spooled observations this pass: landed, found landed by a killed pass, and the spools that wait with why. */
+  hooks?: { landed: number; skipped: number; waiting: { spool: string; reason: string }[] };
   /** Where the pass's time went, for the benchmarks (`PassPhases`). */
   phases?: PassPhases;
 }
@@ -130,7 +135,8 @@ export function markPruned(root: string, sourceRoot: string, session: string, li
   for (const { dir, otlp } of landedDirs(root, session)) {
     if (otlp) continue;
     for (const name of listDir(dir)) {
-      if (!name.endsWith('.cursor')) continue;
+      // The plugin's cursors follow the hook spool under the root, not a file of the source root.
+      if (!name.endsWith('.cursor') || isHookCursorName(name)) continue;
       const path = join(dir, name);
       const c = loadCursor(path);
       if (!c || c.state !== 'active' || listed.has(c.source)) continue;
