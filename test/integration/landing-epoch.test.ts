@@ -83,7 +83,14 @@ describe('every writer of a session moves the landing epoch', () => {
     const { root, config } = await settledRoot(base, 2, {});
     const before = landingNow(root).epoch;
     const sid = settledSid(1);
-    const input = { session_id: sid, cwd: '/w', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: 'toolu_epoch', tool_input: { command: 'make' } };
+    const input = {
+      session_id: sid,
+      cwd: '/w',
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_use_id: 'toolu_epoch',
+      tool_input: { command: 'make' },
+    };
     appendSpoolLineSync(root, sid, JSON.stringify(observeHookInput(Buffer.from(JSON.stringify(input)), '2026-12-01T10:00:00.000Z')));
     const r = await runCli(['collect', '--once', '--json', '--config', config]);
     expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ hooks: { landed: 1 } });
