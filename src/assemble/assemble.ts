@@ -24,15 +24,14 @@ export interface AssembleInput {
   entries: IndexEntry[];
 }
 
-export function assemble(input: AssembleInput): Assembly & { duplicates: number } {
-  const conversation = input.conversation ?? input.session;
-  if (!conversation) throw new Error('assembly needs a conversation id');
-  const { live, byId, duplicates } = removeDuplicates(input.entries);
+/** Stages 1 and 2 and what stages 6 and 7 compute before anything is emitted: the context every later stage reads. */
+export function openContext(session: string, conversation: string, entries: IndexEntry[]): AssemblyContext {
+  const { live, byId, duplicates } = removeDuplicates(entries);
   const { streams, runs, telemetry } = partitionStreams(live);
   const ctx: AssemblyContext = {
-    session: input.session,
+    session,
     conversation,
-    entries: input.entries,
+    entries,
     live,
     byId,
     duplicates,
@@ -46,6 +45,14 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
   };
   computeEpochs(ctx);
   computeTalks(ctx);
+  return ctx;
+}
+
+export function assemble(input: AssembleInput): Assembly & { duplicates: number } {
+  const conversation = input.conversation ?? input.session;
+  if (!conversation) throw new Error('assembly needs a conversation id');
+  const ctx = openContext(input.session, conversation, input.entries);
+  const { live, streams, duplicates } = ctx;
 
   // The session and its streams.
   let title: string | undefined;

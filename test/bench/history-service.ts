@@ -248,3 +248,35 @@ export async function serviceLatency(o: {
     await svc.exited;
   }
 }
+
+/** A pipeline YAML for `root`, collecting `projects`, with the view and self-metrics on loopback. */
+export function historyConfig(path: string, root: string, projects: string): string {
+  writeFileSync(
+    path,
+    [
+      'storage:',
+      `  root: ${JSON.stringify(root)}`,
+      'receivers:',
+      '  claude_code_local:',
+      `    source_root: ${JSON.stringify(projects)}`,
+      '    exclude: []',
+      '    interval: 1s',
+      'processors:',
+      '  assembler:',
+      'extensions:',
+      '  view:',
+      '    endpoint: 127.0.0.1:0',
+      'service:',
+      '  extensions: [view]',
+      '  pipelines:',
+      '    sessions:',
+      '      receivers: [claude_code_local]',
+      '      processors: [assembler]',
+      '  telemetry:',
+      '    metrics:',
+      '      address: 127.0.0.1:0',
+      '',
+    ].join('\n'),
+  );
+  return path;
+}

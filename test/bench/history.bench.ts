@@ -11,12 +11,12 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedSessions } from './history-seeds.js';
 import { generateHistory } from './history-corpus.js';
-import { serviceLatency } from './history-service.js';
+import { historyConfig, serviceLatency } from './history-service.js';
 
 const MB = 1e6;
 const REPO = resolve(process.cwd());
@@ -84,38 +84,6 @@ function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): { ms: 
 
 function dropCachesHint(): string {
   return 'page cache warm: the corpus was just written, as on a laptop that used those files today';
-}
-
-/** A pipeline YAML for `root`, collecting `projects`, with the view and self-metrics on loopback. */
-function historyConfig(path: string, root: string, projects: string): string {
-  writeFileSync(
-    path,
-    [
-      'storage:',
-      `  root: ${JSON.stringify(root)}`,
-      'receivers:',
-      '  claude_code_local:',
-      `    source_root: ${JSON.stringify(projects)}`,
-      '    exclude: []',
-      '    interval: 1s',
-      'processors:',
-      '  assembler:',
-      'extensions:',
-      '  view:',
-      '    endpoint: 127.0.0.1:0',
-      'service:',
-      '  extensions: [view]',
-      '  pipelines:',
-      '    sessions:',
-      '      receivers: [claude_code_local]',
-      '      processors: [assembler]',
-      '  telemetry:',
-      '    metrics:',
-      '      address: 127.0.0.1:0',
-      '',
-    ].join('\n'),
-  );
-  return path;
 }
 
 /** The totals a usage report printed, or undefined when its output is not the document. */

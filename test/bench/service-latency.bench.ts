@@ -4,51 +4,20 @@
  * then the running service timed from an appended line to the page, with each line's breakdown.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedSessions } from './history-seeds.js';
 import { generateHistory } from './history-corpus.js';
-import { serviceLatency } from './history-service.js';
+import { historyConfig, serviceLatency } from './history-service.js';
 
 const BIN = join(resolve(process.cwd()), 'bin', 'aszcol.js');
-
-function config(path: string, root: string, projects: string): string {
-  writeFileSync(
-    path,
-    [
-      'storage:',
-      `  root: ${JSON.stringify(root)}`,
-      'receivers:',
-      '  claude_code_local:',
-      `    source_root: ${JSON.stringify(projects)}`,
-      '    exclude: []',
-      '    interval: 1s',
-      'processors:',
-      '  assembler:',
-      'extensions:',
-      '  view:',
-      '    endpoint: 127.0.0.1:0',
-      'service:',
-      '  extensions: [view]',
-      '  pipelines:',
-      '    sessions:',
-      '      receivers: [claude_code_local]',
-      '      processors: [assembler]',
-      '  telemetry:',
-      '    metrics:',
-      '      address: 127.0.0.1:0',
-      '',
-    ].join('\n'),
-  );
-  return path;
-}
 
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const base = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-service-'));
 const projects = join(base, 'home', 'projects');
 const root = join(base, 'data');
-const cfg = config(join(base, 'aszcol.yaml'), root, projects);
+const cfg = historyConfig(join(base, 'aszcol.yaml'), root, projects);
 const result: Record<string, unknown> = { benchmark: 'service', node: process.version, scale, load_before: loadavg().map((l) => +l.toFixed(2)) };
 try {
   const seeds = await seedSessions((m) => process.stderr.write(`bench:service: ${m}\n`));

@@ -2,14 +2,13 @@
  * Assembly's stages run one by one, as `assemble` runs them, with the last one given: for tests
  * that compare two ways of doing that last step on the same stages 1–8.
  */
+import { openContext } from '../../src/assemble/assemble.js';
 import { addNode, type AssemblyContext } from '../../src/assemble/context.js';
-import { removeDuplicates } from '../../src/assemble/stage1-dedupe.js';
-import { partitionStreams } from '../../src/assemble/stage2-streams.js';
 import { emitCalls } from '../../src/assemble/stage3-calls.js';
 import { emitTools, type ToolUse } from '../../src/assemble/stage4-tools.js';
 import { joinChildren } from '../../src/assemble/stage5-children.js';
-import { computeEpochs, emitEpochs } from '../../src/assemble/stage6-epochs.js';
-import { computeTalks, emitTalks } from '../../src/assemble/stage7-talks.js';
+import { emitEpochs } from '../../src/assemble/stage6-epochs.js';
+import { emitTalks } from '../../src/assemble/stage7-talks.js';
 import { proposeSegments } from '../../src/assemble/stage8-segments.js';
 import { canonical } from '../../src/formats/session-flow/encode.js';
 import { entityId } from '../../src/formats/session-flow/types.js';
@@ -17,25 +16,7 @@ import type { IndexEntry } from '../../src/storage/index.js';
 
 /** Stages 1–8 of assembly, as `assemble` runs them, then the given join. */
 export function assembleWith(session: string, entries: IndexEntry[], join: (ctx: AssemblyContext, uses: Map<string, ToolUse>) => void): AssemblyContext['out'] {
-  const { live, byId, duplicates } = removeDuplicates(entries);
-  const { streams, runs, telemetry } = partitionStreams(live);
-  const ctx: AssemblyContext = {
-    session,
-    conversation: session,
-    entries,
-    live,
-    byId,
-    duplicates,
-    streams,
-    runs,
-    telemetry,
-    runOf: new Map(),
-    talks: [],
-    epochOf: new Map(),
-    out: { nodes: new Map(), relations: new Map(), unresolved: new Map() },
-  };
-  computeEpochs(ctx);
-  computeTalks(ctx);
+  const ctx = openContext(session, session, entries);
   addNode(ctx, entityId('session', session), { kind: 'session' });
   emitEpochs(ctx);
   emitTalks(ctx);
