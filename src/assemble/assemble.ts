@@ -8,7 +8,7 @@ import { addNode, type AssemblyContext } from './context.js';
 import { removeDuplicates } from './stage1-dedupe.js';
 import { partitionStreams } from './stage2-streams.js';
 import { emitCalls } from './stage3-calls.js';
-import { emitTools } from './stage4-tools.js';
+import { emitTools, type ToolUse } from './stage4-tools.js';
 import { joinChildren } from './stage5-children.js';
 import { computeEpochs, emitEpochs } from './stage6-epochs.js';
 import { computeTalks, emitTalks } from './stage7-talks.js';
@@ -48,6 +48,17 @@ export function openContext(session: string, conversation: string, entries: Inde
   return ctx;
 }
 
+/** Stages 3 to 8 after the session's own nodes: epochs, talks, calls, tools, children, segments; the tool uses for the joins. */
+export function emitStructure(ctx: AssemblyContext): Map<string, ToolUse> {
+  emitEpochs(ctx);
+  emitTalks(ctx);
+  emitCalls(ctx);
+  const uses = emitTools(ctx);
+  joinChildren(ctx, uses);
+  proposeSegments(ctx, uses);
+  return uses;
+}
+
 export function assemble(input: AssembleInput): Assembly & { duplicates: number } {
   const conversation = input.conversation ?? input.session;
   if (!conversation) throw new Error('assembly needs a conversation id');
@@ -83,12 +94,7 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
     addNode(ctx, entityId('stream', s.name), { kind: 'stream', parent: entityId('session', input.session), stream: s.name, attrs });
   }
 
-  emitEpochs(ctx);
-  emitTalks(ctx);
-  emitCalls(ctx);
-  const uses = emitTools(ctx);
-  joinChildren(ctx, uses);
-  proposeSegments(ctx, uses);
+  const uses = emitStructure(ctx);
   joinTelemetry(ctx, uses);
   joinProviderBodies(ctx);
   return { ...ctx.out, title, sessionFrom: from === Infinity ? undefined : from, sessionThrough: through === -Infinity ? undefined : through, duplicates };

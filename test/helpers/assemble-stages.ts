@@ -2,14 +2,9 @@
  * Assembly's stages run one by one, as `assemble` runs them, with the last one given: for tests
  * that compare two ways of doing that last step on the same stages 1–8.
  */
-import { openContext } from '../../src/assemble/assemble.js';
+import { emitStructure, openContext } from '../../src/assemble/assemble.js';
 import { addNode, type AssemblyContext } from '../../src/assemble/context.js';
-import { emitCalls } from '../../src/assemble/stage3-calls.js';
-import { emitTools, type ToolUse } from '../../src/assemble/stage4-tools.js';
-import { joinChildren } from '../../src/assemble/stage5-children.js';
-import { emitEpochs } from '../../src/assemble/stage6-epochs.js';
-import { emitTalks } from '../../src/assemble/stage7-talks.js';
-import { proposeSegments } from '../../src/assemble/stage8-segments.js';
+import type { ToolUse } from '../../src/assemble/stage4-tools.js';
 import { canonical } from '../../src/formats/session-flow/encode.js';
 import { entityId } from '../../src/formats/session-flow/types.js';
 import type { IndexEntry } from '../../src/storage/index.js';
@@ -18,13 +13,7 @@ import type { IndexEntry } from '../../src/storage/index.js';
 export function assembleWith(session: string, entries: IndexEntry[], join: (ctx: AssemblyContext, uses: Map<string, ToolUse>) => void): AssemblyContext['out'] {
   const ctx = openContext(session, session, entries);
   addNode(ctx, entityId('session', session), { kind: 'session' });
-  emitEpochs(ctx);
-  emitTalks(ctx);
-  emitCalls(ctx);
-  const uses = emitTools(ctx);
-  joinChildren(ctx, uses);
-  proposeSegments(ctx, uses);
-  join(ctx, uses);
+  join(ctx, emitStructure(ctx));
   return ctx.out;
 }
 
