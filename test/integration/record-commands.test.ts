@@ -108,7 +108,7 @@ describe('index', () => {
     for (const l of sourceLines()) if (typeof l.uuid === 'string') expect(ids.has(l.uuid)).toBe(true);
 
     const text = await runCli(['index', SESSION, '--config', config]);
-    expect(text.stdout.split('\n').filter((l) => /^\d+\s+(transcript|agent_meta)\s/.test(l))).toHaveLength(ix.files.length);
+    expect(text.stdout.split('\n').filter((l) => /^\d+\s+(transcript|agent_meta|changes)\s/.test(l))).toHaveLength(ix.files.length);
 
     rmSync(join(dir, SESSION, 'index'), { recursive: true, force: true });
     const missing = await runCli(['index', SESSION, '--config', config]);
@@ -142,8 +142,9 @@ describe('conversation --json and --yaml', () => {
     expect(doc.format).toBe('asz.view');
     expect(doc.conversation).toBe(SESSION);
     expect(doc.summary.state).toBe('verified');
-    // Three landed files and one round, each with the digest of its bytes on disk.
-    expect(doc.files.map((f) => f.kind).sort()).toEqual(['agent_meta', 'round', 'transcript', 'transcript']);
+    // Four landed files and one round, each with the digest of its bytes on disk: the Bash call's
+    // `changes` block is the plugin's observation, landed beside the transcripts.
+    expect(doc.files.map((f) => f.kind).sort()).toEqual(['agent_meta', 'changes', 'round', 'transcript', 'transcript']);
     for (const f of doc.files)
       expect(f.digest).toBe(
         createHash('sha256')
