@@ -144,6 +144,18 @@ describe('a parse records the epoch only when no writer landed from its start to
     expect(recorded(root)).toEqual({ epoch: landingNow(root).epoch, boot: landingNow(root).boot });
   });
 
+  test('a parse that wrote rounds waits for its last writes to leave the clock grain, so it records the epoch and the next parse needs no look at any session', async () => {
+    const base = tempDir('aszcol-epoch-');
+    const { root, src, config } = await settledRoot(base, 3, {});
+    for (let i = 0; i < 3; i++) writeLines(join(src, '-p', `${settledSid(i)}.jsonl`), [rec.user(settledSid(i), `again ${i}`)], { append: true });
+    await collect(config);
+    // Every session gets a new round now, each written just before the parse ends.
+    const parsed = await parseRootNow(root);
+    expect(parsed.map((p) => ('result' in p ? p.result.status : p.error.message))).toEqual(['written', 'written', 'written']);
+    expect(recorded(root)).toEqual({ epoch: landingNow(root).epoch, boot: landingNow(root).boot });
+    expect(Object.keys(loadSettledStamps(root, PARSER, POLICY)!.sessions)).toHaveLength(3);
+  });
+
   test("a dead writer's mark keeps the quick answer to a stat of each session until a parse sweeps it after a new epoch", async () => {
     const base = tempDir('aszcol-epoch-');
     const { root, config } = await settledRoot(base, 2, {});

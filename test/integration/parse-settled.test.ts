@@ -4,8 +4,9 @@
  * reading its index or rounds; anything that advanced, or a cache that does not match, is parsed.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LandingMark } from '../../src/storage/landing-epoch.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
@@ -67,7 +68,7 @@ describe('parse with nothing new', () => {
     expect(third.get(sid(1))).toMatchObject({ status: 'unchanged', summary: first.get(sid(1))!.summary });
   }, 120_000);
 
-  test('an index deleted under a settled chain is rebuilt by the next parse, not skipped', async () => {
+  test('an index deleted under a settled chain is rebuilt by the next parse that looks at the session, not skipped', async () => {
     const base = tempDir('aszcol-parse-settled-');
     const root = join(base, 'data');
     const src = join(base, 'projects');
@@ -77,6 +78,11 @@ describe('parse with nothing new', () => {
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     await parse(config);
     rmSync(join(root, sid(9), 'index'), { recursive: true });
+    // The root's landing epoch is recorded and did not move: a parse with nothing new trusts its
+    // stamps without a look at any session, so a hand-deleted index waits for the next landing.
+    expect((await parse(config)).get(sid(9))).toMatchObject({ status: 'unchanged', throughSeq: 1 });
+    expect(existsSync(join(root, sid(9), 'index'))).toBe(false);
+    LandingMark.begin(root).finish(root); // any writer's landing moves the epoch
     const again = await parse(config);
     expect(again.get(sid(9))).toMatchObject({ status: 'unchanged', throughSeq: 1 });
     expect(readdirSync(join(root, sid(9), 'index')).sort()).toEqual(['entries.bin', 'index.state']);

@@ -71,14 +71,19 @@ export async function parseOne(root: string, session: string, maxRoundBytes: num
  * the full settled check, so whatever changes after the times were read moves one of them. Undefined
  * when a time is too recent to trust or the session is not settled.
  */
-function stampOf({ settledChain, loadParseSummary }: LongWay, root: string, session: string, before: number): SettledStamp | undefined {
+function stampOf({ settledChain, loadParseSummary }: LongWay, root: string, session: string, before: number): SettledStamp | 'too recent' | undefined {
   const dirs = dirTimes(root, session, watchedDirs(root, session));
-  if (!dirs || dirs.some(([, ms]) => ms >= before)) return undefined;
+  if (!dirs) return undefined;
+  if (dirs.some(([, ms]) => ms >= before)) return 'too recent';
   const settled = settledChain(root, session);
   const summary = settled && loadParseSummary(root, session, settled.headDigest);
   if (!settled || !summary) return undefined;
   return { head: settled.head, head_digest: settled.headDigest, through_seq: settled.throughSeq, summary, dirs };
 }
+
+/** How long a parse waits, at most, for its last writes to leave the clock's grain (a fine clock's is 100 ms; a coarse one's is not waited out). */
+const RECENT_WAIT_MS = 250;
+const RECENT_STEP_MS = 50;
 
 /** Sessions to parse the long way before a pool of threads pays for its start. */
 const POOL_FROM = 16;
@@ -135,10 +140,25 @@ export async function parseAll(o: ParseAllOptions, each: (p: SessionParse) => vo
   try {
     if (unstamped.length > 0) {
       const m = await longWayModules();
+      let recent: string[] = [];
       const before = trustedBefore(root);
       for (const session of unstamped.sort()) {
         const stamp = stampOf(m, root, session, before);
-        if (stamp) next.sessions[session] = stamp;
+        if (stamp === 'too recent') recent.push(session);
+        else if (stamp) next.sessions[session] = stamp;
+      }
+      // The sessions this parse wrote last changed within the clock's grain. On a fine-grained
+      // clock that passes in a moment: wait once, so the next parse can be answered from the epoch.
+      for (let waited = 0; recent.length > 0 && waited < RECENT_WAIT_MS; waited += RECENT_STEP_MS) {
+        await new Promise((r) => setTimeout(r, RECENT_STEP_MS));
+        const later = trustedBefore(root);
+        const still: string[] = [];
+        for (const session of recent) {
+          const stamp = stampOf(m, root, session, later);
+          if (stamp === 'too recent') still.push(session);
+          else if (stamp) next.sessions[session] = stamp;
+        }
+        recent = still;
       }
     }
     // Read after every stamp was made: a writer that landed since the start moved the epoch or is still marked.
