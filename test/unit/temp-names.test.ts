@@ -35,8 +35,10 @@ describe('a temporary name', () => {
   test('differs across many calls and two threads of one process, and names this process', async () => {
     const dir = tempDir('temp-names-');
     const final = join(dir, 'transcript-20261202T000000Z-000001.sd');
-    const here = Array.from({ length: 20_000 }, () => tempPath(final));
-    const there = await namesOnAnotherThread(final, 20_000);
+    // 32 random bits: 2 x 20,000 names collided by the birthday bound about 1 run in 5 (CI saw one);
+    // 2 x 1,000 keep the chance near 1 in 2,000 and still catch a suffix that does not vary.
+    const here = Array.from({ length: 1_000 }, () => tempPath(final));
+    const there = await namesOnAnotherThread(final, 1_000);
     const all = [...here, ...there];
     expect(new Set(all).size).toBe(all.length);
     for (const path of [here[0]!, there[0]!]) {
