@@ -16,7 +16,7 @@ import { landedDirs, listDir } from '../../storage/layout.js';
 import { SessionLock } from '../../storage/session-lock.js';
 import { SequenceCounter, loadSessionState, saveSessionState } from '../../storage/session-state.js';
 import { SyncBatch } from '../../storage/sync-batch.js';
-import { removeDeadTemporaries } from '../../storage/write-once.js';
+import { sweepSessionTemporaries } from '../../storage/session-temporaries.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 
 export interface HookLandingOptions {
@@ -92,8 +92,7 @@ function landSession(o: HookLandingOptions, session: string, report: HookPassRep
   }
   const batch = new SyncBatch();
   try {
-    for (const { dir } of landedDirs(o.root, session)) removeDeadTemporaries(dir);
-    removeDeadTemporaries(join(o.root, session));
+    sweepSessionTemporaries(o.root, session);
     const counter = new SequenceCounter(o.root, session);
     const passNs = (o.clock ?? nowNs)();
     const fresh: FreshlyLanded[] = [];

@@ -16,10 +16,10 @@ import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import type { FileLock } from '../../storage/lock.js';
 import { SessionLock } from '../../storage/session-lock.js';
-import { indexDir, readIndexState } from '../../storage/index.js';
+import { readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
-import { removeDeadTemporaries } from '../../storage/write-once.js';
+import { sweepSessionTemporaries } from '../../storage/session-temporaries.js';
 import { isHookCursorName } from '../../storage/hook-landing.js';
 import { landedDirs, listDir } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
@@ -116,17 +116,6 @@ function converterFor(s: SourceFile): (b: Buffer) => ReturnType<typeof convertTr
 }
 
 /**
- * Removes the temporary files a killed writer left in a session (landed files, cursors, the
- * index, session.state, token_metrics' state); a live writer's are left alone. Done under the session's lock.
- */
-function sweepTemporaries(root: string, session: string): void {
-  for (const { dir } of landedDirs(root, session)) removeDeadTemporaries(dir);
-  removeDeadTemporaries(join(root, session));
-  removeDeadTemporaries(indexDir(root, session));
-  removeDeadTemporaries(join(root, session, 'metrics'));
-}
-
-/**
  * The cursors of a session whose files discovery no longer lists: each `active` one whose file
  * is gone becomes `source_gone`. A permission error is not a missing file, so it leaves the cursor.
  */
@@ -191,7 +180,7 @@ export function beginSession(s: DiscoveredSession, o: LocalCollectOptions, repor
   }
   try {
     const isNew = sessionIsNew(o.root, s.id);
-    if (!isNew) sweepTemporaries(o.root, s.id);
+    if (!isNew) sweepSessionTemporaries(o.root, s.id);
     const counter = new SequenceCounter(o.root, s.id, isNew);
     const firstSeq = counter.peek();
     const passNs = (o.clock ?? nowNs)();
