@@ -22,6 +22,7 @@ import { hostname, uptime } from 'node:os';
 import { join } from 'node:path';
 import { ROOT_NAMES } from './entry-names.js';
 import { processAlive } from '../util/process-alive.js';
+import { removeDeadTemporaries, tempPath } from './write-once.js';
 
 const landingDir = (root: string) => join(root, ROOT_NAMES.conversations, '.landing');
 const EPOCH = 'epoch';
@@ -87,7 +88,8 @@ function inLandingDir(root: string, path: string, fn: () => void): void {
 /** A new epoch, replacing the old one whole. */
 export function moveEpoch(root: string): void {
   const dir = landingDir(root);
-  const tmp = join(dir, `.tmp-${EPOCH}-${process.pid}-${unique()}`);
+  // tempPath's shape names the writer's pid, so a killed writer's temporary is swept (sweepDeadWriters).
+  const tmp = tempPath(join(dir, EPOCH));
   inLandingDir(root, tmp, () => writeFileSync(tmp, `${process.pid}-${unique()}`));
   renameSync(tmp, join(dir, EPOCH));
 }
@@ -132,12 +134,13 @@ export class LandingMark {
 
 /**
  * Removes the marks of writers on this host whose process is gone, each after a new epoch (what the
- * dead writer changed is then seen by the long way's own look at the sessions). A mark of another
- * host, or of a live process, stays.
+ * dead writer changed is then seen by the long way's own look at the sessions), and the epoch
+ * temporaries a writer killed mid-write left. A mark of another host, or of a live process, stays.
  */
 export function sweepDeadWriters(root: string): number {
   let swept = 0;
   const dir = landingDir(root);
+  removeDeadTemporaries(dir, (name) => name.startsWith(`.tmp-${EPOCH}-`));
   for (const name of landingNow(root).writers) {
     const [pidText, host] = name.split('~');
     const pid = Number(pidText);

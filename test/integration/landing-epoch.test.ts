@@ -9,7 +9,7 @@
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { observeHookInput } from '../../src/adapters/claude-code/hook-event.js';
@@ -188,5 +188,25 @@ describe('a parse records the epoch only when no writer landed from its start to
     expect(swept.writers).toEqual([]);
     expect(swept.epoch).not.toBe(epoch);
     expect(readFileSync(join(markDir, 'epoch'), 'utf8')).toBe(swept.epoch);
+  });
+
+  test("a collect killed while it wrote the epoch: the next collect sweeps the writer's mark and its epoch temporary, and a live writer's stay", async () => {
+    const base = tempDir('aszcol-epoch-');
+    const { root, config } = await settledRoot(base, 2, {});
+    const markDir = join(root, '_conversations', '.landing');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const deadMark = `${dead}~${encodeURIComponent(hostname())}~killed.writing`;
+    // The name shape moveEpoch writes (tempPath): the writer's pid, then a hex suffix.
+    const deadTemp = `.tmp-epoch-${dead}-0badc0de`;
+    const liveTemp = `.tmp-epoch-${process.pid}-0badc0de`;
+    for (const name of [deadMark, deadTemp, liveTemp]) writeFileSync(join(markDir, name), '');
+    const before = landingNow(root).epoch;
+
+    await collect(config);
+    const names = readdirSync(markDir);
+    expect(names).not.toContain(deadMark);
+    expect(names).not.toContain(deadTemp);
+    expect(names).toContain(liveTemp); // this test's own process is alive: its temporary may be mid-write
+    expect(landingNow(root).epoch).not.toBe(before); // the dead writer's changes are seen by the long way
   });
 });

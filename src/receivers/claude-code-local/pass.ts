@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { discover, type DiscoveryResult } from '../../adapters/claude-code/discovery.js';
 import { SessionPool } from './session-pool.js';
 import { SessionLock } from '../../storage/session-lock.js';
+import { sweepDeadWriters } from '../../storage/landing-epoch.js';
 import { isSessionEntryName, listDir } from '../../storage/layout.js';
 
 import { ProviderBodyCollector } from './provider-bodies.js';
@@ -131,6 +132,8 @@ export class LocalCollector {
   private begin(): { report: PassReport; found: DiscoveryResult } {
     const report = emptyReport();
     const mark = performance.now();
+    // A writer killed mid-landing left its mark (and maybe an epoch temporary): gone before this pass lands.
+    sweepDeadWriters(this.opts.root);
     const found = discover(this.opts.sourceRoot, this.opts.filter);
     this.found = found;
     report.phases = { discoverMs: performance.now() - mark, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
