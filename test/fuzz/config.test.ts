@@ -185,7 +185,7 @@ describe('configuration fuzz', () => {
     for (const b of bases) expect(parseOrConfigError(b, { HOME: sandbox })).toEqual({ outcome: 'parsed' });
     const repoBefore = readdirSync(REPO).sort();
     const r = rand(SEED);
-    const budget = new Budget(6000, 3000);
+    const budget = new Budget(6000, 3000, 26);
     const outcomes = new Map<string, number>();
     let current = { name: '', body: '' };
     await withSeed(

@@ -24,13 +24,16 @@ export class Budget {
   constructor(
     ms: number,
     readonly maxIterations: number,
+    /** Run at least this many whatever the clock says: a loaded machine slows the loop, never shrinks what a run covers. */
+    readonly minIterations = 0,
   ) {
     this.deadline = Date.now() + ms;
   }
 
-  /** True while both time and iterations remain; counts the iteration it allows. */
+  /** True while iterations remain and either the minimum is not reached or time remains; counts the iteration it allows. */
   more(): boolean {
-    if (this.count >= this.maxIterations || Date.now() >= this.deadline) return false;
+    if (this.count >= this.maxIterations) return false;
+    if (this.count >= this.minIterations && Date.now() >= this.deadline) return false;
     this.count++;
     return true;
   }

@@ -148,7 +148,7 @@ describe('OTLP receiver fuzz', () => {
   test(`seeded broken and hostile requests over HTTP and gRPC (FUZZ_SEED=${SEED})`, async () => {
     const s = await sandbox();
     const r = rand(SEED);
-    const budget = new Budget(18_000, 2500);
+    const budget = new Budget(18_000, 2500, 201);
     const seen = new Map<string, number>();
     const deep = new DeepInputs();
     let current: OtlpInput | undefined;

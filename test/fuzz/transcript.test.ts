@@ -129,7 +129,7 @@ describe('local collector fuzz', () => {
     };
 
     const r = rand(SEED);
-    const budget = new Budget(8000, 400);
+    const budget = new Budget(8000, 400, 51);
     let last = '';
     await withSeed(
       SEED,

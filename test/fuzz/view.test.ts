@@ -112,7 +112,7 @@ describe('view routes fuzz', () => {
     await view.start();
     const address = view.address();
     const r = rand(SEED);
-    const budget = new Budget(6000, 1500);
+    const budget = new Budget(6000, 1500, 101);
     const statuses = new Map<number, number>();
     let current = { name: '', method: '' };
     try {
