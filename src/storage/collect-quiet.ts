@@ -43,9 +43,9 @@ const statText = (st: { size: number; mtimeMs: number; ctimeMs: number; ino: num
 export function trustedStat(path: string, nowMs: number): string | undefined {
   const st = statSync(path, { throwIfNoEntry: false });
   if (!st) return undefined;
-  const latest = Math.max(st.mtimeMs, st.ctimeMs);
-  const grain = latest % 1000 === 0 ? COARSE_GRAIN_MS : FINE_GRAIN_MS;
-  return latest < nowMs - grain ? statText(st) : undefined;
+  // Any later change to the content or the entries sets the time to the clock's tick then, so an old time cannot be kept by one.
+  const grain = st.mtimeMs % 1000 === 0 ? COARSE_GRAIN_MS : FINE_GRAIN_MS;
+  return st.mtimeMs < nowMs - grain ? statText(st) : undefined;
 }
 
 /** A path's stat as `trustedStat` writes it, however recent; undefined when it cannot be stat'ed. */
