@@ -10,15 +10,40 @@
  * files removed by hand. A running collector keeps its own memory in memory (quiet-memo.ts).
  */
 import { join } from 'node:path';
-import { discover, type DiscoveredSession, type DiscoveryResult, type SessionFilter } from '../../adapters/claude-code/discovery.js';
+import { discover, type DiscoveredSession, type DiscoveryResult, type SessionFilter, type SourceFile } from '../../adapters/claude-code/discovery.js';
 import { loadCollectQuiet, saveCollectQuiet, statNow, trustedStat, type CollectQuiet } from '../../storage/collect-quiet.js';
 
 /** A session's signature as `QuietMemo` passes them around: its directory's stat, a newline, its sources' stats. */
 type Signature = string | undefined;
 
+/** A source as remembered: what its session and relative path say is left out (a path only when it is not the root's join). */
+type PackedSource = Omit<SourceFile, 'session' | 'projectDir' | 'path'> & { path?: string };
+type PackedDiscovery = Omit<DiscoveryResult, 'sessions'> & { sessions: (Omit<DiscoveredSession, 'sources'> & { sources: PackedSource[] })[] };
+
+function pack(found: DiscoveryResult): PackedDiscovery {
+  return {
+    ...found,
+    sessions: found.sessions.map((s) => ({
+      ...s,
+      sources: s.sources.map(({ session: _s, projectDir: _d, path, ...rest }) => (path === join(found.root, rest.rel) ? rest : { ...rest, path })),
+    })),
+  };
+}
+
+function unpack(p: PackedDiscovery): DiscoveryResult {
+  const sessions: DiscoveredSession[] = [];
+  for (const s of p.sessions) {
+    const sources: SourceFile[] = [];
+    for (const { path, ...src } of s.sources)
+      sources.push({ session: s.id, projectDir: src.rel.slice(0, src.rel.indexOf('/')), path: path ?? join(p.root, src.rel), ...src });
+    sessions.push({ id: s.id, dirs: s.dirs, primaryDir: s.primaryDir, sources });
+  }
+  return { root: p.root, sessions, filteredOut: p.filteredOut, errors: p.errors, skipped: p.skipped };
+}
+
 export class RememberedQuiet {
-  private readonly old: CollectQuiet<DiscoveryResult> | undefined;
-  private readonly next: CollectQuiet<DiscoveryResult>;
+  private readonly old: CollectQuiet<PackedDiscovery> | undefined;
+  private readonly next: CollectQuiet<PackedDiscovery>;
   private changed = false;
 
   constructor(
@@ -39,7 +64,7 @@ export class RememberedQuiet {
     const d = this.old?.discovery;
     if (d && d.dirs.every(([dir, stat]) => statNow(dir) === stat)) {
       this.next.discovery = d;
-      return d.found;
+      return unpack(d.found);
     }
     this.changed = true;
     // Read before the listing: a directory whose time after it is older than this (less the grain) did not change while it was listed.
@@ -54,7 +79,7 @@ export class RememberedQuiet {
       if (stat === undefined) return found;
       dirs.push([dir, stat]);
     }
-    this.next.discovery = { dirs, found };
+    this.next.discovery = { dirs, found: pack(found) };
     return found;
   }
 
@@ -118,14 +143,15 @@ export class RememberedQuiet {
 
   /**
    * The session directory's stat (empty when it has none yet or it is too recent), a newline, then
-   * each source's path and stat; undefined when a source is unreadable or too recent.
+   * each source's stat in discovery's order (a source added, gone or renamed changes them); undefined
+   * when a source is unreadable or too recent.
    */
   private signature(s: DiscoveredSession, nowMs: number): Signature {
     let sig = `${trustedStat(join(this.root, s.id), nowMs) ?? ''}\n`;
     for (const src of s.sources) {
       const stat = trustedStat(src.path, nowMs);
       if (stat === undefined) return undefined;
-      sig += `${src.rel}\0${stat}\n`;
+      sig += `${stat}\n`;
     }
     return sig;
   }
