@@ -1,7 +1,7 @@
 import { LocalCollector, type PassReport } from '../receivers/claude-code-local/pass.js';
 import { defaultWorkers } from '../receivers/claude-code-local/session-pool.js';
-import { localReceiverConfig } from '../service/pipelines.js';
-import { configFor, EXIT, type Io } from './context.js';
+import { collectSettings, oneShotBuild } from './collect-config.js';
+import { EXIT, type Io } from './io.js';
 
 export function formatPass(r: PassReport): string {
   return (
@@ -32,9 +32,10 @@ function crashAfterBodyFiles(setting: string | undefined): ((files: number) => v
 }
 
 export async function runCollect(opts: { config?: string; once?: boolean; json?: boolean }, io: Io): Promise<number> {
-  const cfg = configFor(opts.config, io);
+  // The configuration's remembered answer when nothing that decided it changed (collect-config.ts).
+  const cfg = await collectSettings(opts.config, io);
   if (!cfg) return EXIT.config;
-  const local = localReceiverConfig(cfg);
+  const local = cfg.local;
   const collector = new LocalCollector({
     root: cfg.storageRoot,
     sourceRoot: local.sourceRoot,
@@ -48,6 +49,8 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     afterBodyFile: crashAfterBodyFiles(process.env.ASZCOL_TEST_CRASH_AFTER_BODY_FILES),
     // And between installing the plugin's observation files and moving their cursors.
     afterHookLand: process.env.ASZCOL_TEST_CRASH_AFTER_HOOK_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
+    // One pass starts from what the last one left quiet, by a stat per source and session directory (remembered-quiet.ts).
+    remember: opts.once ? oneShotBuild() : undefined,
   });
   if (opts.once) {
     try {

@@ -1,7 +1,8 @@
 /**
- * What `aszcol parse` remembers of a configuration it loaded, so that a parse with nothing new need
- * not load the YAML reader and every component's factory again (about 0.2 s of CPU) to learn the
- * two things it uses: the storage root and the round budget. An answer is kept only for a
+ * What `aszcol parse` and `aszcol collect` remember of a configuration they loaded, so that a parse
+ * or a one-shot collect with nothing new need not load the YAML reader and every component's
+ * factory again (about 0.2 s of CPU) to learn the few things they use: the storage root and the
+ * round budget, and for collect the local receiver's settings. An answer is kept only for a
  * configuration that loaded without a problem, and is used only while everything that decided it
  * is the same: the `--config` argument as written and the working directory, the file's text, the
  * value of every environment variable the loading read (set or not), and this build of aszcol. Any
@@ -14,6 +15,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { LocalReceiverConfig } from '../receivers/claude-code-local/config.js';
 
 export interface ConfigAnswer {
   /** `--config` as written; null for the embedded default. */
@@ -29,6 +31,8 @@ export interface ConfigAnswer {
   storageRoot: string;
   /** `processors.assembler.max_round_bytes`, read. */
   maxRoundBytes: number;
+  /** The local receiver's settings as `collect` reads them; absent when the answer was left by a parse. */
+  collect?: LocalReceiverConfig;
 }
 
 interface AnswersFile {
@@ -126,9 +130,9 @@ export function rememberAnswer(answer: ConfigAnswer, env: NodeJS.ProcessEnv): vo
 }
 
 /**
- * A watch for a long-way parse with `--config given` (parse.ts's `ParseWatch`): the configuration is
- * read through a recording environment, and its answer remembered when it loaded and its file did
- * not change meanwhile.
+ * A watch for a long-way parse or collect with `--config given` (parse.ts's `ParseWatch`,
+ * collect-config.ts): the configuration is read through a recording environment, and its answer
+ * remembered when it loaded and its file did not change meanwhile.
  */
 export function watchConfig(given: string | undefined, base: NodeJS.ProcessEnv) {
   const key = given ?? null;
@@ -136,7 +140,7 @@ export function watchConfig(given: string | undefined, base: NodeJS.ProcessEnv) 
   const rec = recordingEnv(base);
   return {
     env: rec.env,
-    configured: (cfg: { source: string; storageRoot: string }, maxRoundBytes: number) => {
+    configured: (cfg: { source: string; storageRoot: string }, maxRoundBytes: number, collect?: LocalReceiverConfig) => {
       const env = rec.read();
       if (env === undefined || before === undefined || readText(key) !== before) return;
       let build: string;
@@ -145,7 +149,20 @@ export function watchConfig(given: string | undefined, base: NodeJS.ProcessEnv) 
       } catch {
         return;
       }
-      rememberAnswer({ given: key, cwd: process.cwd(), build, text: before, env, source: cfg.source, storageRoot: cfg.storageRoot, maxRoundBytes }, base);
+      rememberAnswer(
+        {
+          given: key,
+          cwd: process.cwd(),
+          build,
+          text: before,
+          env,
+          source: cfg.source,
+          storageRoot: cfg.storageRoot,
+          maxRoundBytes,
+          ...(collect ? { collect } : {}),
+        },
+        base,
+      );
     },
   };
 }

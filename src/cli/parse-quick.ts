@@ -1,8 +1,8 @@
 /**
  * The quick answer of `aszcol parse` over a whole root with nothing new: when the configuration's
  * answer is remembered (config-answers.ts) and every landed session still holds its settled stamp
- * (all at once when no writer landed since a parse recorded the root's landing epoch with them,
- * storage/landing-epoch.ts; else each by a stat of its directories), the parse prints from the stamps what the long way would print, having loaded neither the
+ * (when no writer landed since a parse recorded the root's landing epoch with them,
+ * storage/landing-epoch.ts, each by one stat of its index directory; else each by a stat of all its directories), the parse prints from the stamps what the long way would print, having loaded neither the
  * configuration reader, the component registry, commander nor the assembly. When a session moved
  * (or has no stamp, or a stamp's session is gone) the remembered answer still spares the
  * configuration: the long way runs on its root (parse-root.ts), checking every stamp again.
@@ -11,7 +11,7 @@ import { PARSER, POLICY } from '../formats/session-flow/types.js';
 import { resultFromStamp } from '../processors/assembler/stamp-answer.js';
 import { landingNow } from '../storage/landing-epoch.js';
 import { landedSessions } from '../storage/landed-files.js';
-import { loadSettledStamps, stampHolds, type SettledStamps } from '../storage/settled-stamps-read.js';
+import { indexHolds, loadSettledStamps, stampHolds, type SettledStamps } from '../storage/settled-stamps-read.js';
 import type { ParseResult } from '../processors/assembler/parse.js';
 import { rememberedAnswer, type ConfigAnswer } from './config-answers.js';
 import { EXIT, type Io } from './io.js';
@@ -60,7 +60,7 @@ function fromStamps(root: string): ParseResult[] | undefined {
   if (!stamps) return undefined;
   // A stamp of a session no longer landed: the long way drops it from the file.
   if (Object.keys(stamps.sessions).length !== sessions.length) return undefined;
-  // No writer landing and the epoch a parse recorded with these stamps: nothing landed since, no session need be looked at.
+  // No writer landing and the epoch a parse recorded with these stamps: nothing landed since, and of each session only its index is looked at.
   const recorded = stamps.landed;
   const now = recorded ? landingNow(root) : undefined;
   const untouched = !!recorded && !!now && now.writers.length === 0 && now.epoch === recorded.epoch && now.boot === recorded.boot;
@@ -68,7 +68,7 @@ function fromStamps(root: string): ParseResult[] | undefined {
   try {
     for (const session of sessions) {
       const stamp = Object.hasOwn(stamps.sessions, session) ? stamps.sessions[session] : undefined;
-      if (!stamp || (!untouched && !stampHolds(root, session, stamp))) return undefined;
+      if (!stamp || !(untouched ? indexHolds(root, session, stamp) : stampHolds(root, session, stamp))) return undefined;
       results.push(resultFromStamp(session, stamp));
     }
   } catch {

@@ -2,8 +2,7 @@ import type { AszConfig } from '../service/config.js';
 import { parseBytes } from '../util/units.js';
 import { configFor, EXIT, type Io } from './context.js';
 import { parseRoot } from './parse-root.js';
-
-const DEFAULT_MAX_ROUND_BYTES = 2 * 1024 * 1024;
+import { roundBudget } from './round-budget.js';
 
 /** How the parse-only entry watches a long-way run, to answer the next one quickly (parse-main.ts, config-answers.ts). */
 export interface ParseWatch {
@@ -21,11 +20,9 @@ export async function runParse(
 ): Promise<number> {
   const cfg = configFor(opts.config, io, watch?.env);
   if (!cfg) return EXIT.config;
-  let maxRoundBytes = DEFAULT_MAX_ROUND_BYTES;
-  const configured = (cfg.raw.processors as Record<string, { max_round_bytes?: unknown } | null> | undefined)?.assembler?.max_round_bytes;
+  let maxRoundBytes: number;
   try {
-    if (opts.maxRoundBytes !== undefined) maxRoundBytes = parseBytes(opts.maxRoundBytes);
-    else if (configured !== undefined) maxRoundBytes = parseBytes(configured);
+    maxRoundBytes = opts.maxRoundBytes !== undefined ? parseBytes(opts.maxRoundBytes) : roundBudget(cfg);
   } catch (err) {
     io.err(`aszcol parse: max_round_bytes: ${(err as Error).message}`);
     return EXIT.config;

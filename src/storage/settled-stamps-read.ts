@@ -44,6 +44,22 @@ export function stampHolds(root: string, session: string, stamp: SettledStamp): 
   return true;
 }
 
+/** The session's index directory as the stamps name it (index.ts's `indexDir`, not imported: this side loads nothing else). */
+export const INDEX_DIR = 'index';
+
+/**
+ * The one look a parse answered from the landing epoch still takes per session: the index
+ * directory's time, so an index removed or rebuilt by hand is parsed again though no writer landed.
+ * A stamp without the index (a session with none) checks the session directory itself instead.
+ */
+export function indexHolds(root: string, session: string, stamp: SettledStamp): boolean {
+  if (!Array.isArray(stamp.dirs)) return false;
+  const watched = stamp.dirs.find(([d]) => d === INDEX_DIR) ?? stamp.dirs.find(([d]) => d === '');
+  if (!watched) return false;
+  const [d, ms] = watched;
+  return statSync(d ? `${root}/${session}/${d}` : `${root}/${session}`, { throwIfNoEntry: false })?.mtimeMs === ms;
+}
+
 /** The stamps a parse left, when they were made by this parser and policy; undefined otherwise or when the file does not read. */
 export function loadSettledStamps(root: string, parser: string, policy: string): SettledStamps | undefined {
   try {

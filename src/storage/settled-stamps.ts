@@ -15,7 +15,7 @@
 import { closeSync, fstatSync, openSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CONVERSATIONS, roundsDir } from './chain.js';
-import { stampsPath, type SettledStamps } from './settled-stamps-read.js';
+import { INDEX_DIR, stampsPath, type SettledStamps } from './settled-stamps-read.js';
 import { replaceAtomically } from './write-once.js';
 
 // The reading side is its own module, so a parse with nothing new loads only that (parse-quick.ts).
@@ -36,8 +36,9 @@ function listed(dir: string): string[] {
 /**
  * Every directory whose change could unsettle the conversation, relative to the session directory:
  * the session directory itself (a new `otlp/`, `runs/` or `provider_body/`), each landed area and
- * its streams and runs (a landed file), and the chain's rounds (a round another parser wrote). The
- * index and the chain's own state follow from those and are not watched.
+ * its streams and runs (a landed file), the index (one removed or rebuilt by hand is looked at
+ * again, and it is what a parse answered from the landing epoch still checks: settled-stamps-read.ts),
+ * and the chain's rounds (a round another parser wrote). The chain's own state follows from those.
  */
 export function watchedDirs(root: string, session: string): string[] {
   const top = listed(join(root, session));
@@ -47,7 +48,7 @@ export function watchedDirs(root: string, session: string): string[] {
     dirs.push(area);
     for (const name of listed(join(root, session, area))) dirs.push(`${area}/${name}`);
   }
-  for (const extra of ['otlp', 'provider_body']) if (top.includes(extra)) dirs.push(extra);
+  for (const extra of ['otlp', 'provider_body', INDEX_DIR]) if (top.includes(extra)) dirs.push(extra);
   dirs.push(relative(join(root, session), roundsDir(root, session)));
   return dirs;
 }

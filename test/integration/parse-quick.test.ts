@@ -14,6 +14,7 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 import { settledRoot, settledSid } from '../helpers/settled-root.js';
+import { moduleListing, splitListing } from '../helpers/module-listing.js';
 import { runParse } from '../../src/cli/parse.js';
 import { recordingEnv } from '../../src/cli/config-answers.js';
 import { wholeRootParseArgs } from '../../src/cli/parse-quick.js';
@@ -21,20 +22,6 @@ import { wholeRootParseArgs } from '../../src/cli/parse-quick.js';
 afterAll(cleanupTemp);
 
 const sid = settledSid;
-const MARK = 'ASZ-TEST-LOADED ';
-
-/** A NODE_OPTIONS `--import` that prints every module the process loads to stderr, marked. */
-function moduleListing(dir: string): string {
-  const hooks = join(dir, 'list-hooks.mjs');
-  writeFileSync(
-    hooks,
-    `import { writeSync } from 'node:fs';\nexport async function load(url, context, next) { writeSync(2, ${JSON.stringify(MARK)} + url + '\\n'); return next(url, context); }\n`,
-  );
-  const register = join(dir, 'list-register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify('file://' + hooks)});\n`);
-  return `--import=${register}`;
-}
-
 interface Run extends CliResult {
   loaded: string[];
   /** Whether the configuration was loaded (no remembered answer was used). */
@@ -46,9 +33,7 @@ interface Run extends CliResult {
 /** `aszcol parse …` as a user runs it, with the modules it loaded split off its stderr. */
 async function parseCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<Run> {
   const r = await runCli(['parse', ...args], { env, ...(cwd ? { cwd } : {}) });
-  const lines = r.stderr.split('\n');
-  const loaded = lines.filter((l) => l.startsWith(MARK)).map((l) => l.slice(MARK.length));
-  const stderr = lines.filter((l) => !l.startsWith(MARK)).join('\n');
+  const { loaded, stderr } = splitListing(r.stderr);
   return {
     ...r,
     stderr,

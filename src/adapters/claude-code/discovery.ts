@@ -117,6 +117,12 @@ export function discover(
   filter: SessionFilter = { include: [], exclude: [] },
   /** Test seam: runs just before a project directory is listed (to make one vanish mid-scan). */
   beforeProjectDir?: (path: string) => void,
+  /**
+   * Given, every directory whose entries decided what was found is pushed here: the root, each
+   * project directory, each session directory (its fixed-name children are looked for), and each
+   * directory listed inside one. While none of them changes, neither does what discovery finds.
+   */
+  listed?: string[],
 ): DiscoveryResult {
   const bySession = new Map<string, { dirs: Set<string>; mainDir?: string; sources: SourceFile[] }>();
   const errors: { path: string; message: string }[] = [];
@@ -126,6 +132,7 @@ export function discover(
   const top = readDirents(root);
   if (top === 'gone') return { root, sessions: [], filteredOut: [], errors: [], skipped: [] };
   if (top instanceof Error) return { root, sessions: [], filteredOut: [], errors: [{ path: root, message: top.message }], skipped: [] };
+  listed?.push(root);
 
   const add = (s: SourceFile) => {
     let entry = bySession.get(s.session);
@@ -146,6 +153,7 @@ export function discover(
       errors.push({ path: pdPath, message: entries.message });
       continue;
     }
+    listed?.push(pdPath);
     for (const e of entries) {
       const main = MAIN_TRANSCRIPT.exec(e.name);
       if (main && links.is(pdPath, e, 'file')) {
@@ -167,7 +175,7 @@ export function discover(
       }
       if (SESSION_ID.test(e.name) && links.is(pdPath, e, 'dir')) {
         if (nameRefused('session id', e.name, join(pdPath, e.name), skipped)) continue;
-        found.push(...sessionDirSources(root, projectDir, e.name, skipped, links));
+        found.push(...sessionDirSources(root, projectDir, e.name, skipped, links, listed));
       }
       // Anything else (memory/, tool-results/, sessions-index.json, …) is not a session.
     }
@@ -193,11 +201,12 @@ export function discover(
   return { root, sessions, filteredOut, errors, skipped };
 }
 
-function sessionDirSources(root: string, projectDir: string, session: string, skipped: Skipped[], links: SourceLinks): SourceFile[] {
+function sessionDirSources(root: string, projectDir: string, session: string, skipped: Skipped[], links: SourceLinks, seen?: string[]): SourceFile[] {
   const out: SourceFile[] = [];
   const base = join(root, projectDir, session);
   const relBase = `${projectDir}/${session}`;
-  const listed = (dir: string) => (links.enter(dir) ? entriesInside(dir) : []);
+  seen?.push(base);
+  const listed = (dir: string) => (links.enter(dir) ? (seen?.push(dir), entriesInside(dir)) : []);
   const children = (dir: string, relDir: string, batch: string | undefined) => {
     for (const e of listed(dir)) {
       const t = AGENT_TRANSCRIPT.exec(e.name);

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { discover, type DiscoveryResult } from '../../adapters/claude-code/discovery.js';
+import { discover, type DiscoveredSession, type DiscoveryResult } from '../../adapters/claude-code/discovery.js';
 import { SessionPool } from './session-pool.js';
 import { SessionLock } from '../../storage/session-lock.js';
 import { sweepDeadWriters } from '../../storage/landing-epoch.js';
@@ -10,6 +10,7 @@ import { ProviderBodyCollector } from './provider-bodies.js';
 import { landHookObservations } from './hook-observations.js';
 import { sessionsWithWork } from './quiet-session.js';
 import { QuietMemo } from './quiet-memo.js';
+import { RememberedQuiet } from './remembered-quiet.js';
 import {
   collectSession,
   countConflicts,
@@ -36,7 +37,13 @@ export class LocalCollector {
   /** What the last whole pass discovered: a nudged pass collects its sessions as found then. */
   private found: DiscoveryResult | undefined;
 
-  constructor(readonly opts: LocalCollectOptions & { workers?: number }) {
+  constructor(
+    readonly opts: LocalCollectOptions & {
+      workers?: number;
+      /** A one-shot collector's build: each pass starts from what the last one left quiet and remembers its own in the root (remembered-quiet.ts). */
+      remember?: string;
+    },
+  ) {
     if (opts.providerBodies)
       this.bodies = new ProviderBodyCollector({
         root: opts.root,
@@ -64,12 +71,17 @@ export class LocalCollector {
     const workers = this.opts.workers ?? 1;
     if (workers <= 1 || this.opts.clock) return this.pass(); // a clock function cannot cross to a worker
     const started = Date.now();
-    const { report, found } = this.begin();
+    const remembered =
+      this.opts.remember === undefined
+        ? undefined
+        : new RememberedQuiet(this.opts.root, this.opts.sourceRoot, this.opts.filter ?? { include: [], exclude: [] }, this.opts.remember);
+    const { report, found } = this.begin(remembered);
     const phases = report.phases!;
     // Quiet sessions are judged here, so a pass with nothing new starts no worker (a one-shot `collect`). A
     // collector that keeps running (the service) remembers them by their sources' stats and judges only what moved.
     let mark = performance.now();
-    const { unchanged, judge } = this.memo.split(found.sessions);
+    const memo = remembered ?? this.memo;
+    const { unchanged, judge } = memo.split(found.sessions);
     for (const s of unchanged) {
       report.sessions++;
       report.sources += s.sources.length;
@@ -80,20 +92,21 @@ export class LocalCollector {
       report,
     );
     const busy = new Set(work.map((s) => s.id));
-    for (const j of judge) if (!busy.has(j.session.id)) this.memo.keep(j.session.id, j.sig);
+    for (const j of judge) if (!busy.has(j.session.id)) memo.keep(j.session.id, j.sig);
+    const remember = remembered && { memory: remembered, collected: judge.filter((j) => busy.has(j.session.id)) };
     phases.judgeMs = performance.now() - mark;
     mark = performance.now();
     if (work.length < 2) {
       for (const s of work) collectSession(s, this.opts, report);
       phases.collectMs = performance.now() - mark;
-      return this.finish(report, found, started);
+      return this.finish(report, found, started, remember);
     }
     this.pool ??= new SessionPool(workers);
     const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, ...plain } = this.opts;
     const done = await this.pool.run(work, plain);
     for (const r of done) mergeReport(report, r);
     phases.collectMs = performance.now() - mark;
-    return this.finish(report, found, started);
+    return this.finish(report, found, started, remember);
   }
 
   /** What the last whole pass discovered, if one ran. */
@@ -129,12 +142,12 @@ export class LocalCollector {
     this.pool = undefined;
   }
 
-  private begin(): { report: PassReport; found: DiscoveryResult } {
+  private begin(remembered?: RememberedQuiet): { report: PassReport; found: DiscoveryResult } {
     const report = emptyReport();
     const mark = performance.now();
     // A writer killed mid-landing left its mark (and maybe an epoch temporary): gone before this pass lands.
     sweepDeadWriters(this.opts.root);
-    const found = discover(this.opts.sourceRoot, this.opts.filter);
+    const found = remembered ? remembered.discover() : discover(this.opts.sourceRoot, this.opts.filter);
     this.found = found;
     report.phases = { discoverMs: performance.now() - mark, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
     for (const e of found.errors) report.errors.push({ where: e.path, message: `cannot read project directory: ${e.message}` });
@@ -142,8 +155,14 @@ export class LocalCollector {
     return { report, found };
   }
 
-  private finish(report: PassReport, found: DiscoveryResult, started: number): PassReport {
+  private finish(
+    report: PassReport,
+    found: DiscoveryResult,
+    started: number,
+    remember?: { memory: RememberedQuiet; collected: { session: DiscoveredSession; sig: string | undefined }[] },
+  ): PassReport {
     const o = this.opts;
+    if (remember) for (const [spool, size] of remember.memory.spools()) this.settledSpools.set(spool, size);
     const mark = performance.now();
     const discovered = new Set<string>([...found.sessions.map((s) => s.id), ...found.filteredOut]);
     for (const id of discovered) this.checkedUndiscovered.delete(id);
@@ -187,6 +206,11 @@ export class LocalCollector {
     report.busy += h.busy;
     report.pending += h.pending;
     report.errors.push(...h.errors);
+    if (remember) {
+      // Only a pass that left nothing undone vouches for what it collected.
+      if (report.errors.length === 0 && report.pending === 0 && report.conflicts === 0 && report.busy === 0) remember.memory.landed(remember.collected);
+      remember.memory.save(this.settledSpools);
+    }
     report.durationMs = Date.now() - started;
     const phases = report.phases!;
     phases.finishMs = performance.now() - mark;
