@@ -48,6 +48,12 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     afterBodyFile: crashAfterBodyFiles(process.env.ASZCOL_TEST_CRASH_AFTER_BODY_FILES),
     // And between installing the plugin's observation files and moving their cursors.
     afterHookLand: process.env.ASZCOL_TEST_CRASH_AFTER_HOOK_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
+    // And after a step of rotating a landed hook spool away: retired, switched or removed.
+    afterHookTrim: process.env.ASZCOL_TEST_CRASH_AT_HOOK_TRIM
+      ? (step) => {
+          if (step === process.env.ASZCOL_TEST_CRASH_AT_HOOK_TRIM) process.kill(process.pid, 'SIGKILL');
+        }
+      : undefined,
   });
   if (opts.once) {
     try {
