@@ -373,6 +373,8 @@ class Gen {
             ...(this.sdk ? { promptSource: 'sdk' } : {}),
           },
           this.clock,
+          // A lost call takes its notification with it: the runtime wrote both into the same transcript.
+          { lost },
         );
       } else this.clock = Math.max(this.clock, end);
     }
