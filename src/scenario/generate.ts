@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { CallSpec, ChildSpec, PluginCall, Scenario, Step, Usage } from './model.js';
 import { EDITING_TOOLS, editOutcome } from './edit-outcome.js';
+import { injectAttachment } from './prompt-snapshot.js';
 
 export interface GenerateOptions {
   /** Base time in ms since the epoch. */
@@ -181,8 +182,7 @@ class Gen {
           { lost },
         );
       } else if ('inject' in step) {
-        const { type, ...rest } = step.inject;
-        s.write({ type: 'attachment', uuid: `${n}-inject`, attachment: { type, ...rest } }, this.clock, { lost });
+        s.write({ type: 'attachment', uuid: `${n}-inject`, attachment: injectAttachment(step.inject) }, this.clock, { lost });
       } else if ('call' in step) {
         cycle = this.call(s, step.call, n, cycle, lost, prefix);
       } else if ('result' in step) {
@@ -373,8 +373,7 @@ class Gen {
             ...(this.sdk ? { promptSource: 'sdk' } : {}),
           },
           this.clock,
-          // A lost call takes its notification with it: the runtime wrote both into the same transcript.
-          { lost },
+          { lost }, // a lost call takes its notification with it: both were in the one transcript
         );
       } else this.clock = Math.max(this.clock, end);
     }
