@@ -433,7 +433,7 @@ class Gen {
         JSON.stringify({ runId: run, workflowName: c.workflow.name, status: 'completed', agentCount: c.workflow.children.length }),
       );
       this.files.set(
-        `${this.dir}/workflows/scripts/${c.workflow.name.replace(/[^A-Za-z0-9_-]/g, '-')}-${run}.js`,
+        `${c.workflow.script_project ?? this.project}/${this.session}/workflows/scripts/${c.workflow.name.replace(/[^A-Za-z0-9_-]/g, '-')}-${run}.js`,
         `// workflow ${c.workflow.name}\nexport default async function run(ctx) {\n${c.workflow.children.map((ch) => `  await ctx.agent(${JSON.stringify(ch.prompt)});`).join('\n')}\n}\n`,
       );
     }
