@@ -385,6 +385,7 @@ export function parseScenario(doc: unknown, name: string): Scenario {
 /** A project directory's name as Claude Code makes one: one path segment, never `.` or `..`. */
 function projectDirName(v: unknown, path: string): string {
   const name = str(v, path);
-  if (!name || name === '.' || name === '..' || ['/', '\\', '\0'].some((c) => name.includes(c))) throw new ScenarioError(`"${name}" is not a project directory name (one path segment)`, path);
+  if (!name || name === '.' || name === '..' || ['/', '\\', '\0'].some((c) => name.includes(c)))
+    throw new ScenarioError(`"${name}" is not a project directory name (one path segment)`, path);
   return name;
 }

@@ -73,7 +73,13 @@ export function loadHookCursor(root: string, session: string): HookCursor | unde
     positions.set(k.slice(3), { ord: ord || 0, off: off || 0 });
   }
   const retired = Number(m.get('retired') ?? 0) || undefined;
-  return { offset: Number(m.get('offset') ?? 0) || 0, ino: Number(m.get('ino') ?? 0) || 0, ...(retired ? { retired } : {}), positions, updated_at: m.get('updated_at') ?? '' };
+  return {
+    offset: Number(m.get('offset') ?? 0) || 0,
+    ino: Number(m.get('ino') ?? 0) || 0,
+    ...(retired ? { retired } : {}),
+    positions,
+    updated_at: m.get('updated_at') ?? '',
+  };
 }
 
 export function formatHookCursor(session: string, c: HookCursor): string {

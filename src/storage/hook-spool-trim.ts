@@ -102,7 +102,10 @@ export function trimSpool(o: TrimOptions): { state: 'none' | 'waiting' } | { sta
   // Complete lines past the cursor land first (the caller lands again and calls back).
   if (tail.includes(10)) return waiting;
   const switched = new SyncBatch();
-  switched.stageReplace(hookCursorPath(o.root, o.session), formatHookCursor(o.session, { ...cursor, offset: 0, ino: 0, retired: retired.ino, updated_at: o.now() }));
+  switched.stageReplace(
+    hookCursorPath(o.root, o.session),
+    formatHookCursor(o.session, { ...cursor, offset: 0, ino: 0, retired: retired.ino, updated_at: o.now() }),
+  );
   switched.commitSync();
   o.after?.('switched');
   removeRetired(o);

@@ -56,7 +56,9 @@ export interface HookPassReport {
 export function landHookObservations(o: HookLandingOptions): HookPassReport {
   const report: HookPassReport = { landed: 0, landedFiles: 0, landedBytes: 0, skipped: 0, waiting: [], busy: 0, pending: 0, errors: [] };
   // A session whose spool was renamed aside and not yet finished with is one to look at, live spool or not.
-  const sessions = new Set(listDir(spoolDir(o.root)).flatMap((n) => (n.endsWith('.jsonl') ? [n.slice(0, -6)] : n.endsWith('.jsonl.retired') ? [n.slice(0, -14)] : [])));
+  const sessions = new Set(
+    listDir(spoolDir(o.root)).flatMap((n) => (n.endsWith('.jsonl') ? [n.slice(0, -6)] : n.endsWith('.jsonl.retired') ? [n.slice(0, -14)] : [])),
+  );
   for (const session of [...sessions].sort()) {
     const name = `${session}.jsonl`;
     if (session === UNPLACED_SPOOL) {
@@ -115,7 +117,10 @@ function landSession(o: HookLandingOptions, session: string, report: HookPassRep
       if (status === 'conflict') return;
       const t = trimSpool(trim);
       if (t.state === 'switched' && t.torn)
-        report.errors.push({ where: join(o.root, session), message: `${t.torn} byte(s) of an unfinished spool line, left by a hook that died while appending, went with the retired spool` });
+        report.errors.push({
+          where: join(o.root, session),
+          message: `${t.torn} byte(s) of an unfinished spool line, left by a hook that died while appending, went with the retired spool`,
+        });
       if (t.state === 'none' || (t.state === 'waiting' && status === 'unchanged')) return;
     }
   } catch (err) {

@@ -177,7 +177,11 @@ export class LocalCollector {
       report.errors.push(...b.errors);
     }
     // The plugin's spooled observations, once the transcripts they sit beside have landed.
-    const h = landHookObservations({ root: o.root, maxDeltaBytes: o.maxDeltaBytes, clock: o.clock, afterLand: o.afterHookLand,
+    const h = landHookObservations({
+      root: o.root,
+      maxDeltaBytes: o.maxDeltaBytes,
+      clock: o.clock,
+      afterLand: o.afterHookLand,
       settled: this.settledSpools,
       trimAtBytes: o.hookTrimBytes,
       afterTrimStep: o.afterHookTrim,
