@@ -5,7 +5,7 @@ import { addNode, addRelation, addUnresolved, has, locId, refOf, type AssemblyCo
 /**
  * Stage 6, first half: each stream's epochs, cut only at an explicit reset record (recognised by
  * its flag, which the adapter sets from the record's subtype, never from text), in landed order.
- * The reset record opens the new epoch.
+ * The reset record opens the new epoch; a stream that starts with one has no epoch `0`.
  */
 export function computeEpochs(ctx: AssemblyContext): void {
   for (const s of ctx.streams.values()) {
@@ -25,7 +25,9 @@ export function computeEpochs(ctx: AssemblyContext): void {
 export function emitEpochs(ctx: AssemblyContext): void {
   for (const s of ctx.streams.values()) {
     if (!s.records.length) continue;
-    addNode(ctx, entityId('epoch', s.name, '0'), { kind: 'epoch', parent: entityId('stream', s.name), stream: s.name, ref: refOf(s.records[0]!) });
+    // A stream whose first record is a reset has no epoch before it: the reset opens its only first epoch.
+    if (!has(s.records[0]!, 'context_reset'))
+      addNode(ctx, entityId('epoch', s.name, '0'), { kind: 'epoch', parent: entityId('stream', s.name), stream: s.name, ref: refOf(s.records[0]!) });
     for (const e of s.records) {
       if (!has(e, 'context_reset')) continue;
       const epoch = ctx.epochOf.get(e)!;

@@ -51,6 +51,12 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     afterHookLand: process.env.ASZCOL_TEST_CRASH_AFTER_HOOK_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
     // One pass starts from what the last one left quiet, by a stat per source and session directory (remembered-quiet.ts).
     remember: opts.once ? oneShotBuild() : undefined,
+    // And after a step of rotating a landed hook spool away: retired, switched or removed.
+    afterHookTrim: process.env.ASZCOL_TEST_CRASH_AT_HOOK_TRIM
+      ? (step) => {
+          if (step === process.env.ASZCOL_TEST_CRASH_AT_HOOK_TRIM) process.kill(process.pid, 'SIGKILL');
+        }
+      : undefined,
   });
   if (opts.once) {
     try {

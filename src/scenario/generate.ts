@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { CallSpec, ChildSpec, PluginCall, Scenario, Step, Usage } from './model.js';
 import { EDITING_TOOLS, editOutcome } from './edit-outcome.js';
+import { injectAttachment } from './prompt-snapshot.js';
 
 export interface GenerateOptions {
   /** Base time in ms since the epoch. */
@@ -181,8 +182,7 @@ class Gen {
           { lost },
         );
       } else if ('inject' in step) {
-        const { type, ...rest } = step.inject;
-        s.write({ type: 'attachment', uuid: `${n}-inject`, attachment: { type, ...rest } }, this.clock, { lost });
+        s.write({ type: 'attachment', uuid: `${n}-inject`, attachment: injectAttachment(step.inject) }, this.clock, { lost });
       } else if ('call' in step) {
         cycle = this.call(s, step.call, n, cycle, lost, prefix);
       } else if ('result' in step) {
@@ -373,6 +373,7 @@ class Gen {
             ...(this.sdk ? { promptSource: 'sdk' } : {}),
           },
           this.clock,
+          { lost }, // a lost call takes its notification with it: both were in the one transcript
         );
       } else this.clock = Math.max(this.clock, end);
     }
@@ -432,7 +433,7 @@ class Gen {
         JSON.stringify({ runId: run, workflowName: c.workflow.name, status: 'completed', agentCount: c.workflow.children.length }),
       );
       this.files.set(
-        `${this.dir}/workflows/scripts/${c.workflow.name.replace(/[^A-Za-z0-9_-]/g, '-')}-${run}.js`,
+        `${c.workflow.script_project ?? this.project}/${this.session}/workflows/scripts/${c.workflow.name.replace(/[^A-Za-z0-9_-]/g, '-')}-${run}.js`,
         `// workflow ${c.workflow.name}\nexport default async function run(ctx) {\n${c.workflow.children.map((ch) => `  await ctx.agent(${JSON.stringify(ch.prompt)});`).join('\n')}\n}\n`,
       );
     }

@@ -66,7 +66,8 @@ export interface CallSpec {
   tool?: ToolSpec;
   agent?: ChildSpec;
   skill?: { name: string; agent: string; steps: Step[]; lost?: boolean };
-  workflow?: { name: string; children: ChildSpec[] };
+  /** `script_project`: the project directory the run's script is filed under, when the agent was in another one than the session's. */
+  workflow?: { name: string; children: ChildSpec[]; script_project?: string };
   usage?: Usage;
 }
 export type StepBody =
@@ -273,11 +274,12 @@ function call(v: unknown, path: string, ignored: IgnoredKey[]): CallSpec {
   }
   if (o.workflow !== undefined) {
     const w = obj(o.workflow, `${path}.workflow`);
-    allow(w, ['name', 'children'], `${path}.workflow`);
+    allow(w, ['name', 'children', 'script_project'], `${path}.workflow`);
     c.workflow = {
       name: str(w.name, `${path}.workflow.name`),
       children: ((w.children as unknown[]) ?? []).map((x, i) => child(x, `${path}.workflow.children[${i}]`, ignored)),
     };
+    if (w.script_project !== undefined) c.workflow.script_project = projectDirName(w.script_project, `${path}.workflow.script_project`);
   }
   const kinds = ['tool', 'agent', 'skill', 'workflow'].filter((k) => o[k] !== undefined);
   if (kinds.length > 1) throw new ScenarioError(`a call has at most one of tool, agent, skill, workflow (got ${kinds.join(', ')})`, path);
@@ -378,4 +380,12 @@ export function parseScenario(doc: unknown, name: string): Scenario {
     systemPrompt: o.system_prompt === undefined ? undefined : str(o.system_prompt, `${name}.system_prompt`),
     tools: toolDefinitions(o.tools, `${name}.tools`),
   };
+}
+
+/** A project directory's name as Claude Code makes one: one path segment, never `.` or `..`. */
+function projectDirName(v: unknown, path: string): string {
+  const name = str(v, path);
+  if (!name || name === '.' || name === '..' || ['/', '\\', '\0'].some((c) => name.includes(c)))
+    throw new ScenarioError(`"${name}" is not a project directory name (one path segment)`, path);
+  return name;
 }

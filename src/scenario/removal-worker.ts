@@ -16,6 +16,7 @@ import { sessionDir } from '../storage/layout.js';
 import { PushState } from '../storage/push-state.js';
 import { markerPath, readMarker, SOURCE_DIR, type ScenarioMarker } from '../storage/scenario-marker.js';
 import { readSpool } from '../storage/hook-spool.js';
+import { retiredSpoolPath } from '../storage/hook-landing.js';
 import { LocalCollector } from '../receivers/claude-code-local/pass.js';
 import { removeSentScenarioSessions } from '../storage/scenario-removal.js';
 
@@ -45,7 +46,7 @@ function leftOf(root: string, session: string, marker: ScenarioMarker): string[]
     const still = shared.lines.filter((l) => text.includes(l)).length;
     if (still) left.push(`${still} line(s) of ${shared.path} the build wrote`);
   }
-  if (readSpool(root, session).length) left.push("the plugin's observations");
+  if (readSpool(root, session).length || existsSync(retiredSpoolPath(root, session))) left.push("the plugin's observations");
   return left;
 }
 

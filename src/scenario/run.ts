@@ -15,6 +15,7 @@ import { providerBodyFiles } from './provider-bodies.js';
 import { INDEX_FILE } from '../adapters/claude-code/provider-bodies.js';
 import { pluginObservations } from './plugin-observations.js';
 import { appendSpoolLineSync, readSpool } from '../storage/hook-spool.js';
+import { readObservations } from '../storage/hook-landing.js';
 
 export type Format = 'claude-code' | 'sd';
 
@@ -87,7 +88,9 @@ export class ScenarioRoot {
    * kept, and the reader drops it); the collect that follows lands them as `changes`/`execution` files.
    */
   private writeHookSpool(generated: Generated): void {
-    const have = new Set(readSpool(this.dir, generated.session).map((l) => (l.value as { id?: string } | undefined)?.id));
+    // Landed lines count too, since a trimmed spool no longer holds them; and spool lines too, since a `lose` deletes landed ones.
+    const idOf = (l: { value?: unknown }) => (l.value as { id?: string } | undefined)?.id;
+    const have = new Set([...readSpool(this.dir, generated.session).map(idOf), ...readObservations(this.dir, generated.session).lines.map(idOf)]);
     for (const o of pluginObservations(generated)) {
       if (have.has(o.id)) continue;
       appendSpoolLineSync(this.dir, o.session, JSON.stringify(o));

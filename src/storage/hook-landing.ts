@@ -38,6 +38,8 @@ export const isHookCursorName = (name: string) => name.endsWith('.cursor') && HO
 
 export const hookCursorPath = (root: string, session: string) => join(root, session, 'hooks.cursor');
 export const spoolPath = (root: string, session: string) => join(spoolDir(root), `${spoolName(session)}.jsonl`);
+/** A session's spool renamed aside by the trim (hook-spool-trim.ts): read to its end before the live spool. */
+export const retiredSpoolPath = (root: string, session: string) => `${spoolPath(root, session)}.retired`;
 const spoolRel = (session: string) => `${HOOKS_DIR}/spool/${spoolName(session)}.jsonl`;
 
 interface Position {
@@ -49,6 +51,8 @@ interface Position {
 export interface HookCursor {
   offset: number;
   ino: number;
+  /** Set when `offset` has moved to the live spool: the inode of the retired spool, every line of which is landed (it may be deleted). */
+  retired?: number;
   positions: Map<string, Position>;
   updated_at: string;
 }
@@ -68,15 +72,23 @@ export function loadHookCursor(root: string, session: string): HookCursor | unde
     const [ord, off] = v.split(':').map(Number);
     positions.set(k.slice(3), { ord: ord || 0, off: off || 0 });
   }
-  return { offset: Number(m.get('offset') ?? 0) || 0, ino: Number(m.get('ino') ?? 0) || 0, positions, updated_at: m.get('updated_at') ?? '' };
+  const retired = Number(m.get('retired') ?? 0) || undefined;
+  return {
+    offset: Number(m.get('offset') ?? 0) || 0,
+    ino: Number(m.get('ino') ?? 0) || 0,
+    ...(retired ? { retired } : {}),
+    positions,
+    updated_at: m.get('updated_at') ?? '',
+  };
 }
 
-function formatHookCursor(session: string, c: HookCursor): string {
+export function formatHookCursor(session: string, c: HookCursor): string {
   return formatKv([
     ['schema', 1],
     ['source', spoolRel(session)],
     ['ino', c.ino],
     ['offset', c.offset],
+    ...(c.retired ? [['retired', c.retired] as [string, number]] : []),
     ['updated_at', c.updated_at],
     ...[...c.positions].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, p]): [string, string] => [`at.${k}`, `${p.ord}:${p.off}`]),
   ]);
@@ -107,6 +119,8 @@ export interface HookLandingSpec {
   nextSeq: () => number;
   batch: SyncBatch;
   fresh: FreshlyLanded[];
+  /** The spool file to read past the cursor: the live spool unless a retired one is still being read. */
+  path?: string;
 }
 
 export type HookLandingOutcome =
@@ -134,7 +148,7 @@ export function landHookSpool(spec: HookLandingSpec): HookLandingOutcome {
   const prev = loadHookCursor(root, session);
   let fd: number;
   try {
-    fd = openSourceFile(spoolPath(root, session));
+    fd = openSourceFile(spec.path ?? spoolPath(root, session));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { status: 'unchanged' };
     throw err;
@@ -279,17 +293,7 @@ export function readObservations(root: string, session: string): { lines: Observ
     }
   }
   const landed = n;
-  let text: string;
-  try {
-    text = readFileSync(spoolPath(root, session))
-      .subarray(loadHookCursor(root, session)?.offset ?? 0)
-      .toString('utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    text = '';
-  }
-  const rest = text.slice(0, text.lastIndexOf('\n') + 1).split('\n');
-  rest.pop();
+  const rest = unlandedSpoolLines(root, session);
   for (const l of rest) {
     try {
       lines.push({ line: ++n, value: JSON.parse(l) as unknown });
@@ -298,4 +302,32 @@ export function readObservations(root: string, session: string): { lines: Observ
     }
   }
   return { lines, landed, notLanded: n - landed };
+}
+
+function readFrom(path: string, offset: number): string {
+  try {
+    const text = readFileSync(path).subarray(offset).toString('utf8');
+    return text.slice(0, text.lastIndexOf('\n') + 1);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return '';
+  }
+}
+
+/** The complete spool lines past the hook cursor: a retired spool's tail not landed yet, then the live spool's. */
+export function unlandedSpoolLines(root: string, session: string): string[] {
+  const cursor = loadHookCursor(root, session);
+  let retiredIno: number | undefined;
+  try {
+    retiredIno = statSync(retiredSpoolPath(root, session)).ino;
+  } catch {
+    retiredIno = undefined;
+  }
+  const readingRetired = retiredIno !== undefined && cursor?.retired !== retiredIno;
+  const text = readingRetired
+    ? readFrom(retiredSpoolPath(root, session), cursor?.offset ?? 0) + readFrom(spoolPath(root, session), 0)
+    : readFrom(spoolPath(root, session), cursor?.offset ?? 0);
+  const lines = text.split('\n');
+  lines.pop();
+  return lines;
 }

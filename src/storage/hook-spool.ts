@@ -11,6 +11,8 @@
  * A line is written whole, in one write to a file opened for appending, and synced before the
  * writer returns: two hooks of parallel tool calls may append at the same moment. A reader takes a
  * file only up to its last newline, so a line still being written waits for the next read.
+ * Each writer holds a marker while it has a spool file open (hook-spool-writers.ts), so the trim
+ * knows when a spool file it renamed aside can no longer grow.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rm, unlink } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT_NAMES, entryNameProblem } from './entry-names.js';
+import { beginSpoolWrite, endSpoolWrite } from './hook-spool-writers.js';
 
 export const HOOKS_DIR = ROOT_NAMES.hooks;
 export const UNPLACED_SPOOL = '_unplaced';
@@ -48,12 +51,17 @@ export async function appendSpoolLine(root: string, session: string | undefined,
   const dir = spoolDir(root);
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${spoolName(session)}.jsonl`);
-  const fh = await open(path, 'a', 0o644);
+  const marker = beginSpoolWrite(dir);
   try {
-    await fh.write(line.endsWith('\n') ? line : line + '\n');
-    await fh.sync();
+    const fh = await open(path, 'a', 0o644);
+    try {
+      await fh.write(line.endsWith('\n') ? line : line + '\n');
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
   } finally {
-    await fh.close();
+    endSpoolWrite(marker);
   }
   return path;
 }
@@ -61,12 +69,17 @@ export async function appendSpoolLine(root: string, session: string | undefined,
 /** The same append, synchronously: for a hook at the end of its budget, which has no time left to wait for anything else. */
 export function appendSpoolLineSync(root: string, session: string | undefined, line: string): void {
   mkdirSync(spoolDir(root), { recursive: true });
-  const fd = openSync(join(spoolDir(root), `${spoolName(session)}.jsonl`), 'a', 0o644);
+  const marker = beginSpoolWrite(spoolDir(root));
   try {
-    writeSync(fd, line.endsWith('\n') ? line : line + '\n');
-    fsyncSync(fd);
+    const fd = openSync(join(spoolDir(root), `${spoolName(session)}.jsonl`), 'a', 0o644);
+    try {
+      writeSync(fd, line.endsWith('\n') ? line : line + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } finally {
-    closeSync(fd);
+    endSpoolWrite(marker);
   }
 }
 
@@ -92,12 +105,17 @@ export async function drainFallback(root: string): Promise<number> {
     if (complete) {
       const target = join(spoolDir(root), name);
       await mkdir(spoolDir(root), { recursive: true });
-      const fh = await open(target, 'a', 0o644);
+      const marker = beginSpoolWrite(spoolDir(root));
       try {
-        await fh.write(complete);
-        await fh.sync();
+        const fh = await open(target, 'a', 0o644);
+        try {
+          await fh.write(complete);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
       } finally {
-        await fh.close();
+        endSpoolWrite(marker);
       }
       moved += complete.split('\n').length - 1;
     }

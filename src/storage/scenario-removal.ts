@@ -146,6 +146,7 @@ export function removeSentScenarioSessions(o: RemovalOptions): RemovalReport {
     rmSync(sessionDir(o.root, session), { recursive: true, force: true });
     rmSync(chainDir(o.root, session), { recursive: true, force: true });
     rmSync(join(spoolDir(o.root), `${spoolName(session)}.jsonl`), { force: true });
+    rmSync(join(spoolDir(o.root), `${spoolName(session)}.jsonl.retired`), { force: true });
     // Its derived metrics stay for spool retention, which alone knows every consumer of the spool
     // (a prometheus exporter may not have read them yet); their push.state lines stay with them.
     o.state.forgetFiles(new Set(s.files));

@@ -55,9 +55,9 @@ describe('view keys', () => {
   });
 
   test('withheld is named whole: a category the withheld view counts and the expectation leaves out fails', () => {
-    expect(check({ hide: ['system_prompt'], withheld: { provider_bodies: 3 } }).status).toBe('passed');
+    expect(check({ hide: ['system_prompt'], withheld: { provider_bodies: 6 } }).status).toBe('passed');
     const partial = check({ hide: ['system_prompt'], withheld: {} });
-    expect(partial.failures.map((f) => [f.where, f.got])).toEqual([['sd: final.view.withheld', { provider_bodies: 3 }]]);
+    expect(partial.failures.map((f) => [f.where, f.got])).toEqual([['sd: final.view.withheld', { provider_bodies: 6 }]]);
     // Without hide nothing is withheld.
     expect(check({ withheld: {} }).status).toBe('passed');
   });

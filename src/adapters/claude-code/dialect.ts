@@ -155,7 +155,8 @@ function contentText(content: unknown): string {
 /**
  * Flags name states a record is in, in the dialect-neutral words assembly reads: `finished`,
  * `synthetic`, `external_input`, `injected`, `launch_ack`, `child_result`, `context_reset` and
- * `reset_summary` as asz writes them, plus aszcol's `forked`, `interrupted`, `api_error`,
+ * `reset_summary` as asz writes them, `system_prompt` and `tool_schemas` on a `prompt_snapshot`
+ * attachment carrying them, plus aszcol's `forked`, `interrupted`, `api_error`,
  * `local_command`, `turn_duration`, `notice` and `child_started`, so nothing above the adapter needs a
  * runtime field to find them.
  */
@@ -174,6 +175,11 @@ function flagsOf(o: Obj, msg: Obj | undefined, trigger: string | undefined): str
       f.push('external_input');
   }
   if (type === 'attachment' && att) f.push(att.type === 'queued_command' && att.commandMode === 'prompt' ? 'external_input' : 'injected');
+  // What the runtime sent the model outside the messages (seen on 2.1.328): a view withholds these by rule.
+  if (type === 'attachment' && att?.type === 'prompt_snapshot') {
+    if (att.systemPrompt !== undefined) f.push('system_prompt');
+    if (att.tools !== undefined) f.push('tool_schemas');
+  }
   if (tur) {
     if (tur.status === 'async_launched') f.push('launch_ack');
     if (tur.status === 'completed' && typeof tur.agentId === 'string') f.push('child_result');

@@ -50,7 +50,10 @@ function withholdNode(n: ViewNode, hide: ReadonlySet<WithholdCategory>, counts: 
   if ((prompt || flagged.length || (call && hide.has('tool_inputs'))) && (n.text !== undefined || n.state !== OMITTED)) {
     delete n.text;
     n.state = OMITTED;
-    count(counts, prompt ? 'user_prompts' : (flagged[0] ?? 'tool_inputs'));
+    // Counted under every category it carries: a snapshot of the system prompt with the tool schemas is one of each.
+    const categories = new Set<WithholdCategory>([...(prompt ? (['user_prompts'] as const) : []), ...flagged]);
+    if (!categories.size) categories.add('tool_inputs');
+    for (const c of categories) count(counts, c);
   }
   // A talk's label is its person's prompt (or the first injected text standing in for one).
   if (hide.has('user_prompts') && n.label !== undefined) {
@@ -64,8 +67,9 @@ function withholdNode(n: ViewNode, hide: ReadonlySet<WithholdCategory>, counts: 
   }
   const withBodies = n as ViewNode & { provider_bodies?: unknown };
   if (withBodies.provider_bodies !== undefined && IN_BODIES.some((c) => hide.has(c))) {
+    // Each body counts, a request and its response two, as asz counts them.
+    counts.api_bodies = (counts.api_bodies ?? 0) + (Array.isArray(withBodies.provider_bodies) ? withBodies.provider_bodies.length : 1);
     delete withBodies.provider_bodies;
-    count(counts, 'api_bodies');
   }
 }
 

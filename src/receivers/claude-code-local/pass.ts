@@ -102,7 +102,7 @@ export class LocalCollector {
       return this.finish(report, found, started, remember);
     }
     this.pool ??= new SessionPool(workers);
-    const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, ...plain } = this.opts;
+    const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, afterHookTrim: _trimHook, ...plain } = this.opts;
     const done = await this.pool.run(work, plain);
     for (const r of done) mergeReport(report, r);
     phases.collectMs = performance.now() - mark;
@@ -199,7 +199,15 @@ export class LocalCollector {
       report.errors.push(...b.errors);
     }
     // The plugin's spooled observations, once the transcripts they sit beside have landed.
-    const h = landHookObservations({ root: o.root, maxDeltaBytes: o.maxDeltaBytes, clock: o.clock, afterLand: o.afterHookLand, settled: this.settledSpools });
+    const h = landHookObservations({
+      root: o.root,
+      maxDeltaBytes: o.maxDeltaBytes,
+      clock: o.clock,
+      afterLand: o.afterHookLand,
+      settled: this.settledSpools,
+      trimAtBytes: o.hookTrimBytes,
+      afterTrimStep: o.afterHookTrim,
+    });
     if (h.landed || h.skipped || h.waiting.length) report.hooks = { landed: h.landed, skipped: h.skipped, waiting: h.waiting };
     report.landedFiles += h.landedFiles;
     report.landedRecords += h.landed;

@@ -48,6 +48,10 @@ export interface LocalCollectOptions {
   afterBodyFile?: (files: number) => void;
   /** Test hook, called once a session's plugin observation files are installed and before their cursors move. */
   afterHookLand?: () => void;
+  /** The size at which a session's fully landed hook spool is rotated away (hook-spool-trim.ts; default 64 KiB). */
+  hookTrimBytes?: number;
+  /** Test hook, called after each durable step of a hook spool trim. */
+  afterHookTrim?: (step: 'retired' | 'switched' | 'removed') => void;
 }
 
 export interface PassReport {
