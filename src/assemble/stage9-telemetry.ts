@@ -61,6 +61,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const failures: IndexEntry[] = [];
   for (const s of ctx.streams.values()) for (const e of s.records) if (has(e, 'api_error') && e.figures) failures.push(e);
   const bodyEvents: IndexEntry[] = (ctx.bodyEvents = []);
+  let sameSession: string | undefined;
   for (const e of ctx.telemetry) {
     const kind = e.fileKind;
     if (kind !== 'otlp_log' && kind !== 'otlp_span') continue;
@@ -71,7 +72,10 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     if (kind === 'otlp_log' && (!read || isBodyEventName(t.name(t.length - 1)))) bodyEvents.push(e);
     if (!read) continue;
     const session = t.text('session', t.length - 1);
-    if (session !== undefined && session !== ctx.session) {
+    // The records share one string for the session id: compared by text once, then by identity.
+    if (session === sameSession) continue;
+    if (session === ctx.session) sameSession = session;
+    else if (session !== undefined) {
       addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${t.name(t.length - 1)} record names session ${session}, not ${ctx.session}`);
       t.dropLast();
     }
@@ -149,7 +153,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   for (const { first, node } of ctx.callNodes ?? []) {
     const request = requestOfCall.get(callCode(first));
     // Each node owns its attrs object (stages 3 and 4 make one per node): written in place, not copied.
-    callFigures((node.attrs ??= {}), request, j, retries.get(first.call!));
+    callFigures((node.attrs ??= {}), request, j, retries.size ? retries.get(first.call!) : undefined);
   }
   // The runtime's own side calls join no call by design: they are the auxiliary stream, not a gap.
   const unjoined = new Map<string, PlacedObservation[]>();

@@ -112,6 +112,17 @@ export class ObservationTable {
     this.success = new Int8Array(capacity).fill(-1);
   }
 
+  /** The slot of each key of a loaded index's key table, by the key's number: one array read per figure, not a map lookup by text. */
+  private keyTable: readonly string[] | undefined;
+  private keySlots: (Slot | undefined)[] = [];
+  private slotsFor(keys: readonly string[]): (Slot | undefined)[] {
+    if (keys !== this.keyTable) {
+      this.keyTable = keys;
+      this.keySlots = keys.map((k) => SLOTS.get(k));
+    }
+    return this.keySlots;
+  }
+
   private setText(column: number, r: number, value: string | undefined): void {
     (this.strings[column] ??= new ChunkedList<string | undefined>()).set(r, value);
   }
@@ -164,11 +175,11 @@ export class ObservationTable {
     this.rows[r] = row;
     if (time !== undefined) this.times[r] = time;
     if (kind === 'other') return true;
+    const slots = columnFigures ? this.slotsFor(columnFigures.keyNames) : undefined;
     for (; i < n; i++) {
-      const key = figures.key(i);
-      const slot = SLOTS.get(key);
+      const slot = slots ? slots[columnFigures!.keyCode(i)] : SLOTS.get(figures.key(i));
       if (!slot) {
-        if (key === 'error_type') errorType = str(figures.value(i));
+        if (figures.key(i) === 'error_type') errorType = str(figures.value(i));
         continue;
       }
       const value = figures.value(i);
