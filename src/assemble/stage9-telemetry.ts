@@ -105,19 +105,21 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const callOfRequest = new CodeMap(codes.size);
   // Its inverse, made as it grows: when two requests name one call, the one bridged last is the call's.
   const requestOfCall = new CodeMap(codes.size);
+  let bridged = 0;
   const bridge = (request: number, call: number) => {
     if (request < 0 || call < 0) return;
     const prev = callOfRequest.get(request);
     if (prev < 0) {
       callOfRequest.set(request, call);
       requestOfCall.set(call, request);
+      bridged++;
     } else if (prev !== call) {
       const text = codes.text(request);
       addUnresolved(ctx, 'telemetry', `request/${text}`, `the runtime ties request ${text} to two calls, ${codes.text(prev)} and ${codes.text(call)}`);
     }
   };
   // Each landed tool use by its id's code, so an event finds its use with no lookup by text.
-  const useList = [...uses.values()];
+  const useList = n ? [...uses.values()] : []; // with no rows nothing looks a use up: a session with no export numbers none
   const useAt = new CodeMap(codes.size);
   useList.forEach((u, i) => {
     let known = -1;
@@ -151,7 +153,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
 
   const retries = retriesOfCalls(ctx, failures);
   for (const { first, node } of ctx.callNodes ?? []) {
-    const request = requestOfCall.get(callCode(first));
+    const request = bridged ? requestOfCall.get(callCode(first)) : -1;
     // Each node owns its attrs object (stages 3 and 4 make one per node): written in place, not copied.
     callFigures((node.attrs ??= {}), request, j, retries.size ? retries.get(first.call!) : undefined);
   }
