@@ -193,7 +193,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     if (spanId) toolSpanIds.add(spanId);
   }
   for (const toolUse of j.byUnknownToolUse.keys()) {
-    addUnresolved(ctx, 'telemetry', `tool_use/${toolUse}`, `${namesOf(t, j.byUnknownToolUse.rows(toolUse))} names tool use ${toolUse}, which no landed call holds`);
+    addUnresolved(
+      ctx,
+      'telemetry',
+      `tool_use/${toolUse}`,
+      `${namesOf(t, j.byUnknownToolUse.rows(toolUse))} names tool use ${toolUse}, which no landed call holds`,
+    );
   }
   for (const parent of j.byParentSpan.keys()) {
     if (toolSpanIds.has(parent)) continue;
