@@ -50,6 +50,8 @@ export interface AssemblyContext {
    * each again), landed order; unset until stage 9 ran, and then the bodies' join reads no other.
    */
   bodyEvents?: IndexEntry[];
+  /** Stage 3's call nodes, each with its first fragment: stage 9 writes figures into them without looking each up by id. */
+  callNodes?: { first: IndexEntry; node: NodeBody }[];
   runOf: Map<IndexEntry, RunInfo>;
   talks: TalkInfo[];
   epochOf: Map<IndexEntry, string>;

@@ -1,4 +1,4 @@
-import { entityId } from '../formats/session-flow/types.js';
+import { entityId, type NodeBody } from '../formats/session-flow/types.js';
 import type { IndexEntry } from '../storage/index.js';
 import { addNode, has, locId, refOf, type AssemblyContext } from './context.js';
 import { parentOf } from './stage7-talks.js';
@@ -27,7 +27,9 @@ export function emitCalls(ctx: AssemblyContext): Map<string, IndexEntry[]> {
       attrs.stop_reason = 'unavailable';
     }
     const id = entityId('call', callId);
-    addNode(ctx, id, { kind: 'llm.call', parent: parentOf(ctx, first), stream: first.stream, ref: refOf(first), refs: frags.map((f) => refOf(f)), attrs });
+    const node: NodeBody = { kind: 'llm.call', parent: parentOf(ctx, first), stream: first.stream, ref: refOf(first), refs: frags.map((f) => refOf(f)), attrs };
+    addNode(ctx, id, node);
+    (ctx.callNodes ??= []).push({ first, node });
     for (const f of frags) {
       f.parts.forEach((p) => {
         const block = p.block;

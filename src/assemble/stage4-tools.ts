@@ -1,4 +1,4 @@
-import { entityId, type Ref } from '../formats/session-flow/types.js';
+import { entityId, type NodeBody, type Ref } from '../formats/session-flow/types.js';
 import type { IndexEntry, IndexedPart } from '../storage/index.js';
 import { addNode, addUnresolved, refOf, type AssemblyContext } from './context.js';
 import { parentOf } from './stage7-talks.js';
@@ -12,6 +12,8 @@ export interface ToolUse {
   results: { entry: IndexEntry; block: number; part: IndexedPart }[];
   /** Stage 9's: the first of the runtime's events and spans naming this use (a row of its join's table). */
   telemetryRow?: number;
+  /** Its node, as stage 4 made it: stage 9 writes figures into it without looking it up by id. */
+  node?: NodeBody;
 }
 
 /**
@@ -53,7 +55,8 @@ export function emitTools(ctx: AssemblyContext): Map<string, ToolUse> {
     }
     Object.assign(attrs, mcpAttributes(u.name, u.entry, u.results));
     const callNode = u.entry.call ? entityId('call', u.entry.call) : parentOf(ctx, u.entry);
-    addNode(ctx, entityId('tool', u.id), { kind: 'tool', parent: callNode, stream: u.entry.stream, ref: refOf(u.entry, u.block), refs, attrs });
+    u.node = { kind: 'tool', parent: callNode, stream: u.entry.stream, ref: refOf(u.entry, u.block), refs, attrs };
+    addNode(ctx, entityId('tool', u.id), u.node);
   }
   return uses;
 }

@@ -8,6 +8,8 @@ import type { IndexEntry } from '../storage/index.js';
 import type { ToolUse } from './stage4-tools.js';
 import { emitAuxiliaryStream, type PlacedObservation } from './auxiliary-stream.js';
 import { RowGroups } from './row-groups.js';
+import { CodeGroups, CodeMap } from './code-groups.js';
+import { IdCodes, sharedStringTable, stringCodedOf } from '../storage/string-codes.js';
 import { isBodyEventName } from './inline-provider-bodies.js';
 
 const NO_EXPORT = 'no OTLP export from the runtime has landed for this session';
@@ -20,7 +22,9 @@ const round3x = (n: number) => Math.round(n * 1e6) / 1e6;
 /** The observations, their groups by identifier, and the formatter every figure's time goes through. */
 interface Joined {
   t: ObservationTable;
-  byRequest: RowGroups;
+  /** The ids' numbering the request groups are keyed by. */
+  codes: IdCodes;
+  byRequest: CodeGroups;
   /** The rows of each landed tool use, found from the use itself (`ToolUse.telemetryRow`), not by its id. */
   toolRows: RowGroups;
   /** The rows naming a tool use no landed call holds, by its id. */
@@ -33,7 +37,7 @@ interface Joined {
 
 const refAt = (t: ObservationTable, r: number): Ref => ({ seq: t.seqs[r]!, row: t.rows[r]! });
 /** The distinct names of a group's rows, in row order. */
-const namesOf = (t: ObservationTable, g: RowGroups, key: string) => [...new Set(g.rows(key).map((r) => t.name(r)))].join(', ');
+const namesOf = (t: ObservationTable, rows: number[]) => [...new Set(rows.map((r) => t.name(r)))].join(', ');
 
 /**
  * Stage 9. The runtime's own events and spans, joined to the calls, tools and talks they describe
@@ -48,12 +52,16 @@ const namesOf = (t: ObservationTable, g: RowGroups, key: string) => [...new Set(
  * chains through the rows (row-groups.ts): no object per event, only the figures written out.
  */
 export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>): void {
-  const t = new ObservationTable(ctx.telemetry.length);
+  // Ids are joined by number: the loaded index's own, when every record was read from it (a map by text costs ~20 times more).
+  const table = ctx.telemetry.length ? sharedStringTable(ctx.live) : undefined;
+  const codes = new IdCodes(table);
+  const t = new ObservationTable(ctx.telemetry.length, codes);
   // The transcript's failed attempts, from the streams (a transcript landed with no stream is in no stage's view);
   // retriesOfCalls reads them as a set, so stream order is as good as landed order. The flag first: reading figures makes an object.
   const failures: IndexEntry[] = [];
   for (const s of ctx.streams.values()) for (const e of s.records) if (has(e, 'api_error') && e.figures) failures.push(e);
   const bodyEvents: IndexEntry[] = (ctx.bodyEvents = []);
+  let sameSession: string | undefined;
   for (const e of ctx.telemetry) {
     const kind = e.fileKind;
     if (kind !== 'otlp_log' && kind !== 'otlp_span') continue;
@@ -64,7 +72,10 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     if (kind === 'otlp_log' && (!read || isBodyEventName(t.name(t.length - 1)))) bodyEvents.push(e);
     if (!read) continue;
     const session = t.text('session', t.length - 1);
-    if (session !== undefined && session !== ctx.session) {
+    // The records share one string for the session id: compared by text once, then by identity.
+    if (session === sameSession) continue;
+    if (session === ctx.session) sameSession = session;
+    else if (session !== undefined) {
       addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${t.name(t.length - 1)} record names session ${session}, not ${ctx.session}`);
       t.dropLast();
     }
@@ -72,7 +83,8 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const n = t.length;
   const j: Joined = {
     t,
-    byRequest: new RowGroups(n),
+    codes,
+    byRequest: new CodeGroups(n, codes.size),
     toolRows: new RowGroups(n),
     byUnknownToolUse: new RowGroups(n),
     byPrompt: new RowGroups(n),
@@ -81,35 +93,56 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     exported: n > 0,
   };
 
-  // The bridges from a request id to the call (message id) that carries it.
+  // The bridges from a request id to the call (message id) that carries it, both as codes.
+  const callCode = (e: IndexEntry | undefined): number => {
+    const call = e?.call;
+    return call === undefined ? -1 : codes.of(call, table ? stringCodedOf(e!)!.code('call') : -1);
+  };
   const callOfRecord = (id: string) => {
     const e = ctx.byId.get(id);
-    return e?.fileKind === 'transcript' ? e.call : undefined;
+    return e?.fileKind === 'transcript' ? callCode(e) : -1;
   };
-  const callOfRequest = new Map<string, string>();
+  const callOfRequest = new CodeMap(codes.size);
   // Its inverse, made as it grows: when two requests name one call, the one bridged last is the call's.
-  const requestOfCall = new Map<string, string>();
-  const bridge = (request: string | undefined, call: string | undefined) => {
-    if (!request || !call) return;
+  const requestOfCall = new CodeMap(codes.size);
+  let bridged = 0;
+  const bridge = (request: number, call: number) => {
+    if (request < 0 || call < 0) return;
     const prev = callOfRequest.get(request);
-    if (prev === undefined) {
+    if (prev < 0) {
       callOfRequest.set(request, call);
       requestOfCall.set(call, request);
-    } else if (prev !== call) addUnresolved(ctx, 'telemetry', `request/${request}`, `the runtime ties request ${request} to two calls, ${prev} and ${call}`);
+      bridged++;
+    } else if (prev !== call) {
+      const text = codes.text(request);
+      addUnresolved(ctx, 'telemetry', `request/${text}`, `the runtime ties request ${text} to two calls, ${codes.text(prev)} and ${codes.text(call)}`);
+    }
   };
+  // Each landed tool use by its id's code, so an event finds its use with no lookup by text.
+  const useList = n ? [...uses.values()] : []; // with no rows nothing looks a use up: a session with no export numbers none
+  const useAt = new CodeMap(codes.size);
+  useList.forEach((u, i) => {
+    let known = -1;
+    if (table) {
+      const parts = u.entry.parts;
+      for (let k = 0; k < parts.length; k++) if (parts[k]!.k === 'call' && parts[k]!.id === u.id) known = stringCodedOf(u.entry)!.partIdCode(k);
+    }
+    useAt.set(codes.of(u.id, known), i);
+  });
   for (let r = 0; r < n; r++) {
     const kind = t.kind(r);
-    const request = t.text('request', r),
-      toolUse = t.text('toolUse', r);
+    const request = t.code('request', r),
+      toolUse = t.code('toolUse', r);
     if (kind === 'call_response') {
       const record = t.text('record', r);
       if (record) bridge(request, callOfRecord(record));
     }
     const bridging = kind === 'tool_decision' || kind === 'tool_result';
-    if ((bridging || kind === 'tool_span' || kind === 'tool_execution_span') && toolUse !== undefined) {
-      const use = uses.get(toolUse);
-      if (bridging && toolUse) bridge(request, use?.entry.call);
-      if (!use) j.byUnknownToolUse.add(toolUse, r);
+    if ((bridging || kind === 'tool_span' || kind === 'tool_execution_span') && toolUse >= 0) {
+      const at = useAt.get(toolUse);
+      const use = at < 0 ? undefined : useList[at];
+      if (bridging && use) bridge(request, callCode(use.entry));
+      if (!use) j.byUnknownToolUse.add(t.text('toolUse', r), r);
       else if (use.telemetryRow === undefined) j.toolRows.start((use.telemetryRow = r));
       else j.toolRows.append(use.telemetryRow, r);
     }
@@ -119,34 +152,33 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   }
 
   const retries = retriesOfCalls(ctx, failures);
-  for (const [id, node] of ctx.out.nodes) {
-    if (node.kind !== 'llm.call') continue;
-    const call = id.slice('call/'.length);
-    const request = requestOfCall.get(call);
+  for (const { first, node } of ctx.callNodes ?? []) {
+    const request = bridged ? requestOfCall.get(callCode(first)) : -1;
     // Each node owns its attrs object (stages 3 and 4 make one per node): written in place, not copied.
-    callFigures((node.attrs ??= {}), request, j, retries.get(call));
+    callFigures((node.attrs ??= {}), request, j, retries.size ? retries.get(first.call!) : undefined);
   }
   // The runtime's own side calls join no call by design: they are the auxiliary stream, not a gap.
   const unjoined = new Map<string, PlacedObservation[]>();
-  for (const request of j.byRequest.keys())
-    if (!callOfRequest.has(request))
-      unjoined.set(
-        request,
-        j.byRequest.rows(request).map((r) => placed(t, r)),
-      );
+  const unjoinedRows = new Map<string, number[]>();
+  for (const request of j.byRequest.keys()) if (!callOfRequest.has(request)) unjoinedRows.set(codes.text(request), j.byRequest.rows(request));
+  for (const [request, rows] of unjoinedRows)
+    unjoined.set(
+      request,
+      rows.map((r) => placed(t, r)),
+    );
   const auxiliary = emitAuxiliaryStream(ctx, unjoined);
-  for (const request of unjoined.keys()) {
+  for (const [request, rows] of unjoinedRows) {
     if (auxiliary.has(request)) continue;
     addUnresolved(
       ctx,
       'telemetry',
       `request/${request}`,
-      `${namesOf(t, j.byRequest, request)} names request ${request}, and no landed call is tied to it by an assistant_response or tool event`,
+      `${namesOf(t, rows)} names request ${request}, and no landed call is tied to it by an assistant_response or tool event`,
     );
   }
 
   for (const u of uses.values()) {
-    const node = ctx.out.nodes.get(entityId('tool', u.id));
+    const node = u.node;
     if (!node) continue;
     let blocked: number[] | undefined;
     const first = u.telemetryRow ?? -1;
@@ -161,7 +193,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     if (spanId) toolSpanIds.add(spanId);
   }
   for (const toolUse of j.byUnknownToolUse.keys()) {
-    addUnresolved(ctx, 'telemetry', `tool_use/${toolUse}`, `${namesOf(t, j.byUnknownToolUse, toolUse)} names tool use ${toolUse}, which no landed call holds`);
+    addUnresolved(
+      ctx,
+      'telemetry',
+      `tool_use/${toolUse}`,
+      `${namesOf(t, j.byUnknownToolUse.rows(toolUse))} names tool use ${toolUse}, which no landed call holds`,
+    );
   }
   for (const parent of j.byParentSpan.keys()) {
     if (toolSpanIds.has(parent)) continue;
@@ -193,13 +230,14 @@ function placed(t: ObservationTable, r: number): PlacedObservation {
 }
 
 /** A provider call's figures, each with where it came from. */
-function callFigures(out: Record<string, unknown>, request: string | undefined, j: Joined, retried: RetriedAttempt[] | undefined): void {
+function callFigures(out: Record<string, unknown>, requestCode: number, j: Joined, retried: RetriedAttempt[] | undefined): void {
   const { t, times } = j;
+  const request = requestCode < 0 ? undefined : j.codes.text(requestCode);
   let event = -1,
     span = -1;
   let failed: number[] | undefined;
   let refs: Ref[] | undefined;
-  const first = request ? j.byRequest.first(request) : -1;
+  const first = j.byRequest.first(requestCode);
   for (let r = first; r >= 0; r = j.byRequest.after(r)) {
     const kind = t.kind(r);
     if (kind === 'call') {

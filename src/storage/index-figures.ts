@@ -164,4 +164,19 @@ export class ColumnFigures implements Figures {
   own(i: number): boolean {
     return (this.c.pairs[this.at + i * PAIR_STRIDE + 1]! & OWN) !== 0;
   }
+  /** The key table, and the number of figure `i`'s key in it. */
+  get keyNames(): readonly string[] {
+    return this.c.keys;
+  }
+  keyCode(i: number): number {
+    return this.c.pairs[this.at + i * PAIR_STRIDE]!;
+  }
+  /** The string table the values are numbered in, and a string value's number there (-1: not a string). */
+  get strings(): readonly (string | undefined)[] {
+    return this.c.str;
+  }
+  valueCode(i: number): number {
+    const p = this.at + i * PAIR_STRIDE;
+    return (this.c.pairs[p + 1]! & ~OWN) === STRING ? this.c.pairs[p + 2]! : -1;
+  }
 }

@@ -24,6 +24,7 @@ import { formatKv, parseKv } from './kv-text.js';
 import { listLanded } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
+import type { StringCoded } from './string-codes.js';
 
 export const INDEX_SCHEMA = 7;
 
@@ -262,7 +263,7 @@ const NO_FLAGS: string[] = [];
  * record and no strings or arrays: fields are read on access, so a 60,000-record index loads in
  * a few tens of milliseconds and leaves little for the collector.
  */
-class IndexedRecord implements IndexEntry {
+class IndexedRecord implements IndexEntry, StringCoded {
   private cachedParts: IndexedPart[] | undefined;
   constructor(
     private readonly c: Columns,
@@ -321,6 +322,16 @@ class IndexedRecord implements IndexEntry {
   }
   get trigger() {
     return this.s(16);
+  }
+  /** The loaded string table (equal strings, one number), a field's number in it and a part id's (-1: none): stage 9 joins on numbers. */
+  get strings(): readonly (string | undefined)[] {
+    return this.c.str;
+  }
+  code(field: 'call' | 'id'): number {
+    return this.c.rows[this.i * ROW_STRIDE + (field === 'call' ? 7 : 5)]!;
+  }
+  partIdCode(index: number): number {
+    return this.c.parts[this.c.partStart[this.i]! + index * PART_STRIDE + 3]!;
   }
   get time(): number | undefined {
     const t = this.c.times[this.i]!;

@@ -5,7 +5,8 @@
  * requests, tool uses, spans and sessions that are not there, a request tied to two calls, the
  * runtime's own side calls, spans with failed attempts and waits for the user. Both joins run on
  * the same stages 1–8; every node, relation and unresolved entry must come out the same, read from
- * entries built in memory and from the same entries saved and loaded as the index's columns.
+ * entries built in memory, from the same entries saved and loaded as the index's columns (ids
+ * joined by the index's string numbers), and from a mix of the two (ids numbered as met).
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -210,5 +211,12 @@ describe('the columnar telemetry join gives what the straightforward join gives'
     const loaded = loadIndex(root, S)!.entries;
     expect(loaded).toHaveLength(entries.length);
     expect(entities(assembleWith(S, loaded, joinTelemetry))).toEqual(expected);
+
+    // Loaded, the join keys ids by the index's string numbers; a record built in memory, or the
+    // telemetry and the transcript read from two loads, share no table, and every id is numbered as met.
+    const half = Math.floor(entries.length / 2);
+    expect(entities(assembleWith(S, [...loaded.slice(0, half), entries[half]!, ...loaded.slice(half + 1)], joinTelemetry))).toEqual(expected);
+    const again = loadIndex(root, S)!.entries;
+    expect(entities(assembleWith(S, [...loaded.slice(0, half), ...again.slice(half)], joinTelemetry))).toEqual(expected);
   });
 });

@@ -1,4 +1,5 @@
-import type { Figures } from '../../storage/index-figures.js';
+import type { ColumnFigures, Figures } from '../../storage/index-figures.js';
+import type { IdCodes } from '../../storage/string-codes.js';
 import { ChunkedList } from '../../util/chunked-list.js';
 import {
   ATTRIBUTES,
@@ -90,15 +91,36 @@ export class ObservationTable {
   /** 1, 0, or -1 where absent. */
   private readonly success: Int8Array;
   private readonly attempts = new Map<number, { attempt: number; at: string }[]>();
+  /** The request and tool use ids' codes (+1; 0 where absent), when the table was given a numbering: the join keys arrays by them. */
+  private readonly requestCodes: Int32Array | undefined;
+  private readonly toolUseCodes: Int32Array | undefined;
 
-  /** `capacity`: at most this many rows (the telemetry records to read). */
-  constructor(capacity: number) {
+  /** `capacity`: at most this many rows (the telemetry records to read); `codes`: the numbering the join keys ids by. */
+  constructor(
+    capacity: number,
+    private readonly codes?: IdCodes,
+  ) {
     this.capacity = capacity;
+    if (codes) {
+      this.requestCodes = new Int32Array(capacity);
+      this.toolUseCodes = new Int32Array(capacity);
+    }
     this.kinds = new Uint8Array(capacity);
     this.seqs = new Int32Array(capacity);
     this.rows = new Int32Array(capacity);
     this.times = new Float64Array(capacity).fill(NaN);
     this.success = new Int8Array(capacity).fill(-1);
+  }
+
+  /** The slot of each key of a loaded index's key table, by the key's number: one array read per figure, not a map lookup by text. */
+  private keyTable: readonly string[] | undefined;
+  private keySlots: (Slot | undefined)[] = [];
+  private slotsFor(keys: readonly string[]): (Slot | undefined)[] {
+    if (keys !== this.keyTable) {
+      this.keyTable = keys;
+      this.keySlots = keys.map((k) => SLOTS.get(k));
+    }
+    return this.keySlots;
   }
 
   private setText(column: number, r: number, value: string | undefined): void {
@@ -126,6 +148,7 @@ export class ObservationTable {
       start: string | undefined,
       end: string | undefined;
     const n = figures.count;
+    const columnFigures = 'valueCode' in figures ? (figures as ColumnFigures) : undefined;
     let i = 0;
     for (; i < n && figures.own(i); i++) {
       const key = figures.key(i);
@@ -152,17 +175,20 @@ export class ObservationTable {
     this.rows[r] = row;
     if (time !== undefined) this.times[r] = time;
     if (kind === 'other') return true;
+    const slots = columnFigures ? this.slotsFor(columnFigures.keyNames) : undefined;
     for (; i < n; i++) {
-      const key = figures.key(i);
-      const slot = SLOTS.get(key);
+      const slot = slots ? slots[columnFigures!.keyCode(i)] : SLOTS.get(figures.key(i));
       if (!slot) {
-        if (key === 'error_type') errorType = str(figures.value(i));
+        if (figures.key(i) === 'error_type') errorType = str(figures.value(i));
         continue;
       }
       const value = figures.value(i);
       if (slot.type === 'string') {
         const read = slot.read(value);
-        if (read !== undefined) this.setText(slot.column, r, read);
+        if (read === undefined) continue;
+        this.setText(slot.column, r, read);
+        const codes = slot.column === STRING_COLUMN.request ? this.requestCodes : slot.column === STRING_COLUMN.toolUse ? this.toolUseCodes : undefined;
+        if (codes) codes[r] = this.codes!.of(read, columnFigures ? columnFigures.valueCode(i) : -1) + 1;
       } else if (slot.type === 'number') {
         const read = slot.read(value);
         if (read !== undefined) this.setNumber(slot.column, r, read);
@@ -195,6 +221,8 @@ export class ObservationTable {
     for (const c of this.numbers) if (c) c[r] = NaN;
     this.success[r] = -1;
     this.attempts.delete(r);
+    if (this.requestCodes) this.requestCodes[r] = 0;
+    if (this.toolUseCodes) this.toolUseCodes[r] = 0;
   }
 
   kind(r: number): ObservationKind {
@@ -210,6 +238,11 @@ export class ObservationTable {
   }
   text(field: StringField, r: number): string | undefined {
     return this.strings[STRING_COLUMN[field]]?.get(r);
+  }
+  /** The code of the row's request or tool use id in the table's numbering, or -1 (absent, or no numbering given). */
+  code(field: 'request' | 'toolUse', r: number): number {
+    const codes = field === 'request' ? this.requestCodes : this.toolUseCodes;
+    return codes ? codes[r]! - 1 : -1;
   }
   number(field: NumberField, r: number): number | undefined {
     const c = this.numbers[NUMBER_COLUMN[field]];
