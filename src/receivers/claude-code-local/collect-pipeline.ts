@@ -8,14 +8,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
 import { BATCH_FILES, SyncBatch } from '../../storage/sync-batch.js';
+import { FilesystemSync } from '../../storage/filesystem-sync.js';
 import { batchFailed, beginSession, finishSessions, releaseAll, type HeldSession, type LocalCollectOptions, type PassReport } from './session-collect.js';
 
 /** Makes one batch durable in the crash-safe order, then releases its sessions' locks; failures are reported, never thrown. */
 async function makeDurable(batch: SyncBatch, held: HeldSession[], o: LocalCollectOptions, report: PassReport): Promise<void> {
   try {
-    await batch.commit(o.afterLand);
-    finishSessions(held, o, report, batch);
-    await batch.commit();
+    await batch.commitAround(() => finishSessions(held, o, report, batch), o.afterLand);
   } catch (err) {
     batch.abort();
     batchFailed(held, o, report, err);
@@ -30,6 +29,19 @@ async function makeDurable(batch: SyncBatch, held: HeldSession[], o: LocalCollec
  */
 export class SyncChain {
   private syncing: Promise<void> = Promise.resolve();
+  private whole: FilesystemSync | undefined;
+
+  /** A new batch for `o`'s root, synced whole unless the collector was told to sync file by file. */
+  newBatch(o: LocalCollectOptions): SyncBatch {
+    if ((o.durability ?? 'filesystem') === 'files') return new SyncBatch();
+    if (this.whole?.root !== o.root) this.whole = new FilesystemSync(o.root);
+    return new SyncBatch(this.whole);
+  }
+
+  /** Why this chain's batches went file by file, once (a missing or failing `sync -f`). */
+  takeNote(): string | undefined {
+    return this.whole?.takeNote();
+  }
 
   /** Waits until no batch is syncing, then starts `batch` syncing; `durable` settles when it is durable. */
   async handOn(batch: SyncBatch, held: HeldSession[], o: LocalCollectOptions, report: PassReport): Promise<{ durable: Promise<void> }> {
@@ -57,7 +69,7 @@ export async function collectSessionsPipelined(
   report: PassReport,
   chain: SyncChain,
 ): Promise<{ durable: Promise<void> }> {
-  let batch = new SyncBatch();
+  let batch = chain.newBatch(o);
   let held: HeldSession[] = [];
   let durable: Promise<void> = chain.idle();
   const phases = (report.phases ??= { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 });
@@ -65,7 +77,7 @@ export async function collectSessionsPipelined(
     const waited = performance.now();
     ({ durable } = await chain.handOn(batch, held, o, report));
     phases.stallMs += performance.now() - waited;
-    batch = new SyncBatch();
+    batch = chain.newBatch(o);
     held = [];
   };
   for (const s of sessions) {

@@ -25,6 +25,7 @@ import { landedDirs, listDir } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
 import { SyncBatch } from '../../storage/sync-batch.js';
+import type { DurabilityMode } from '../../storage/filesystem-sync.js';
 import { quietSession } from './quiet-session.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 
@@ -48,6 +49,8 @@ export interface LocalCollectOptions {
   afterBodyFile?: (files: number) => void;
   /** Test hook, called once a session's plugin observation files are installed and before their cursors move. */
   afterHookLand?: () => void;
+  /** How worker threads make a batch durable: one `syncfs` for many files (the default), or an fsync per file. */
+  durability?: DurabilityMode;
 }
 
 export interface PassReport {
@@ -75,6 +78,8 @@ export interface PassReport {
   hooks?: { landed: number; skipped: number; waiting: { spool: string; reason: string }[] };
   /** Where the pass's time went, for the benchmarks (`PassPhases`). */
   phases?: PassPhases;
+  /** What the pass has to say that is not an error (a durability fallback), each said once per collector thread. */
+  notes?: string[];
 }
 
 /**
@@ -349,4 +354,5 @@ export function mergeReport(into: PassReport, from: PassReport): void {
   }
   into.newConflicts.push(...from.newConflicts);
   into.errors.push(...from.errors);
+  for (const n of from.notes ?? []) if (!into.notes?.includes(n)) (into.notes ??= []).push(n);
 }

@@ -5,7 +5,7 @@
  */
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
-import { emptyReport, type LocalCollectOptions } from './session-collect.js';
+import { emptyReport, type LocalCollectOptions, type PassReport } from './session-collect.js';
 import { collectSessionsPipelined, SyncChain } from './collect-pipeline.js';
 import type { WorkerAnswer } from './session-pool.js';
 
@@ -19,6 +19,13 @@ function crashHook(): (() => void) | undefined {
   };
 }
 
+/** The report with the chain's one note on how it synced, if it has one to say. */
+function withNote(report: PassReport, chain: SyncChain): PassReport {
+  const note = chain.takeNote();
+  if (note) (report.notes ??= []).push(note);
+  return report;
+}
+
 function serve(port: MessagePort): void {
   const chain = new SyncChain();
   const afterLand = crashHook();
@@ -29,12 +36,12 @@ function serve(port: MessagePort): void {
     void collectSessionsPipelined(sessions, { ...opts, afterLand }, report, chain).then(
       ({ durable }) => {
         answer({ built: true });
-        void durable.then(() => answer({ report }));
+        void durable.then(() => answer({ report: withNote(report, chain) }));
       },
       (err: unknown) => {
         fail(err);
         answer({ built: true });
-        void chain.idle().then(() => answer({ report }));
+        void chain.idle().then(() => answer({ report: withNote(report, chain) }));
       },
     );
   });
