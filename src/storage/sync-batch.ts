@@ -20,12 +20,21 @@ interface StagedFile {
 /** How many landed files a batch holds open before its owner should commit it. */
 export const BATCH_FILES = 96;
 
+/** Points of a whole commit: landed bytes durable but not installed; state files half renamed. */
+export type CommitStep = 'files-synced' | 'state-half-moved';
+
 export class SyncBatch {
   private files: StagedFile[] = [];
   private replaces = new Map<string, string | Buffer>();
 
-  /** With `whole`, a commit syncs the filesystem twice instead of every file and directory once (filesystem-sync.ts). */
-  constructor(private readonly whole?: FilesystemSync) {}
+  /**
+   * With `whole`, a commit syncs the filesystem twice instead of every file and directory once
+   * (filesystem-sync.ts). `step` is the crash tests' hook, told each point a whole commit passes.
+   */
+  constructor(
+    private readonly whole?: FilesystemSync,
+    private readonly step?: (at: CommitStep) => void,
+  ) {}
 
   /** Landed files waiting for their sync. */
   get pendingFiles(): number {
@@ -101,6 +110,7 @@ export class SyncBatch {
       // `bySyncfs`: the landed bytes were made durable by the first sync, so the second may do the rest.
       const bySyncfs = files.files.length === 0 || (await whole.sync());
       if (!bySyncfs) await Promise.all(files.files.map((f) => fsyncAsync(f.fd)));
+      this.step?.('files-synced');
       const dirs = this.install(files.files);
       if (between) {
         between();
@@ -124,7 +134,10 @@ export class SyncBatch {
       }
       closeAll(temps);
       afterLand?.();
-      renameAll(temps);
+      const half = Math.ceil(temps.length / 2);
+      renameAll(temps.slice(0, half));
+      this.step?.('state-half-moved');
+      renameAll(temps.slice(half));
     } catch (err) {
       discard(files.files);
       closeAll(temps);

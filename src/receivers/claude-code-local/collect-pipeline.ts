@@ -7,7 +7,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
-import { BATCH_FILES, SyncBatch } from '../../storage/sync-batch.js';
+import { BATCH_FILES, SyncBatch, type CommitStep } from '../../storage/sync-batch.js';
 import { FilesystemSync } from '../../storage/filesystem-sync.js';
 import { batchFailed, beginSession, finishSessions, releaseAll, type HeldSession, type LocalCollectOptions, type PassReport } from './session-collect.js';
 
@@ -31,11 +31,14 @@ export class SyncChain {
   private syncing: Promise<void> = Promise.resolve();
   private whole: FilesystemSync | undefined;
 
+  /** `step`: the crash tests' hook, handed to every batch synced whole. */
+  constructor(private readonly step?: (at: CommitStep) => void) {}
+
   /** A new batch for `o`'s root, synced whole unless the collector was told to sync file by file. */
   newBatch(o: LocalCollectOptions): SyncBatch {
     if ((o.durability ?? 'filesystem') === 'files') return new SyncBatch();
     if (this.whole?.root !== o.root) this.whole = new FilesystemSync(o.root);
-    return new SyncBatch(this.whole);
+    return new SyncBatch(this.whole, this.step);
   }
 
   /** Why this chain's batches went file by file, once (a missing or failing `sync -f`). */

@@ -8,6 +8,7 @@ import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js'
 import { emptyReport, type LocalCollectOptions, type PassReport } from './session-collect.js';
 import { collectSessionsPipelined, SyncChain } from './collect-pipeline.js';
 import type { WorkerAnswer } from './session-pool.js';
+import type { CommitStep } from '../../storage/sync-batch.js';
 
 /** The crash test's hook: a real crash of the whole process at the Nth batch of a worker, between landing and the cursor commit. */
 function crashHook(): (() => void) | undefined {
@@ -26,8 +27,21 @@ function withNote(report: PassReport, chain: SyncChain): PassReport {
   return report;
 }
 
+/**
+ * The crash test's hook inside a whole commit: `ASZCOL_TEST_CRASH_AT_STEP=<step>:<n>` kills the
+ * process the Nth time a batch of this worker passes that step (`CommitStep`).
+ */
+function stepHook(): ((at: CommitStep) => void) | undefined {
+  const [want, nth] = (process.env.ASZCOL_TEST_CRASH_AT_STEP ?? '').split(':');
+  if (!want || !(Number(nth) >= 1)) return undefined;
+  let seen = 0;
+  return (at) => {
+    if (at === want && ++seen >= Number(nth)) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
 function serve(port: MessagePort): void {
-  const chain = new SyncChain();
+  const chain = new SyncChain(stepHook());
   const afterLand = crashHook();
   port.on('message', ({ sessions, opts }: { sessions: DiscoveredSession[]; opts: LocalCollectOptions }) => {
     const report = emptyReport();
