@@ -145,7 +145,11 @@ export class FilesystemSync {
     if (status === 0) return true;
     const said = stderr.trim().split('\n')[0];
     this.failed =
-      typeof status === 'string' ? status : status === 127 ? `\`${argv[0]}\` was not found` : `\`${argv.join(' ')}\` failed (${status}): ${said || 'no message'}`;
+      typeof status === 'string'
+        ? status
+        : status === 127
+          ? `\`${argv[0]}\` was not found`
+          : `\`${argv.join(' ')}\` failed (${status}): ${said || 'no message'}`;
     this.close();
     return false;
   }

@@ -24,7 +24,10 @@ function writeHistory(src: string): Map<string, string[]> {
     const s = sid(i);
     const lines = Array.from({ length: 4 }, (_, j) => rec.user(s, `prompt ${j} of session ${i}`));
     writeLines(join(src, `-home-me-p${i % 3}`, `${s}.jsonl`), lines);
-    uuids.set(s, lines.map((r) => r.uuid));
+    uuids.set(
+      s,
+      lines.map((r) => r.uuid),
+    );
   }
   return uuids;
 }
@@ -102,7 +105,11 @@ describe('a batch made durable with one filesystem sync', () => {
   test('a sync that fails once batches rely on it (a write-back error): no cursor moves past it, and the next pass lands the rest once', async () => {
     const { base, root, uuids, config, log } = setUp('aszcol-syncfs-eio-');
     // The first two calls (each worker's try) pass; every later one fails.
-    const bin = standInSync(base, log, `[ "$(wc -l < ${JSON.stringify(log)})" -le 2 ] && exec ${REAL_SYNC} "$@"\necho "sync: error syncing: Input/output error" >&2\nexit 1`);
+    const bin = standInSync(
+      base,
+      log,
+      `[ "$(wc -l < ${JSON.stringify(log)})" -le 2 ] && exec ${REAL_SYNC} "$@"\necho "sync: error syncing: Input/output error" >&2\nexit 1`,
+    );
     const first = await runCli(['collect', '--once', '--config', config], { env: { PATH: `${bin}:${process.env.PATH}` } });
     expect([0, 1]).toContain(first.code);
     expect(first.stderr).toMatch(/Input\/output error/);

@@ -74,5 +74,17 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
   const durability = str(m.durability, at('durability'), 'filesystem') as DurabilityMode;
   if (!DURABILITY_MODES.includes(durability))
     throw new ConfigError(at('durability'), `${JSON.stringify(durability)} is not one of ${DURABILITY_MODES.join(', ')}`);
-  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, providerBodies, hookEndpoint, watch, durability };
+  return {
+    sourceRoot: src.root,
+    sourceRootFrom: src.from,
+    include,
+    exclude,
+    intervalMs,
+    maxDeltaBytes,
+    workers,
+    providerBodies,
+    hookEndpoint,
+    watch,
+    durability,
+  };
 }
