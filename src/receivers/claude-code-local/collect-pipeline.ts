@@ -9,10 +9,11 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
 import { BATCH_FILES, SyncBatch, type CommitStep } from '../../storage/sync-batch.js';
 import { FilesystemSync } from '../../storage/filesystem-sync.js';
+import { BatchLandingMark } from '../../storage/batch-landing-mark.js';
 import { batchFailed, beginSession, finishSessions, releaseAll, type HeldSession, type LocalCollectOptions, type PassReport } from './session-collect.js';
 
 /** Makes one batch durable in the crash-safe order, then releases its sessions' locks; failures are reported, never thrown. */
-async function makeDurable(batch: SyncBatch, held: HeldSession[], o: LocalCollectOptions, report: PassReport): Promise<void> {
+async function makeDurable(batch: SyncBatch, held: HeldSession[], mark: BatchLandingMark, o: LocalCollectOptions, report: PassReport): Promise<void> {
   try {
     await batch.commitAround(() => finishSessions(held, o, report, batch), o.afterLand);
   } catch (err) {
@@ -20,6 +21,8 @@ async function makeDurable(batch: SyncBatch, held: HeldSession[], o: LocalCollec
     batchFailed(held, o, report, err);
   } finally {
     releaseAll(held);
+    // After the batch's last lock went: one new epoch for all its sessions.
+    mark.finish();
   }
 }
 
@@ -47,9 +50,9 @@ export class SyncChain {
   }
 
   /** Waits until no batch is syncing, then starts `batch` syncing; `durable` settles when it is durable. */
-  async handOn(batch: SyncBatch, held: HeldSession[], o: LocalCollectOptions, report: PassReport): Promise<{ durable: Promise<void> }> {
+  async handOn(batch: SyncBatch, held: HeldSession[], mark: BatchLandingMark, o: LocalCollectOptions, report: PassReport): Promise<{ durable: Promise<void> }> {
     const before = this.syncing;
-    const durable = before.then(() => makeDurable(batch, held, o, report));
+    const durable = before.then(() => makeDurable(batch, held, mark, o, report));
     this.syncing = durable;
     await before;
     return { durable };
@@ -74,18 +77,21 @@ export async function collectSessionsPipelined(
 ): Promise<{ durable: Promise<void> }> {
   let batch = chain.newBatch(o);
   let held: HeldSession[] = [];
+  // One landing mark per batch, not one per session (storage/batch-landing-mark.ts).
+  let mark = new BatchLandingMark(o.root);
   let durable: Promise<void> = chain.idle();
   const phases = (report.phases ??= { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 });
   const handOn = async () => {
     const waited = performance.now();
-    ({ durable } = await chain.handOn(batch, held, o, report));
+    ({ durable } = await chain.handOn(batch, held, mark, o, report));
     phases.stallMs += performance.now() - waited;
     batch = chain.newBatch(o);
     held = [];
+    mark = new BatchLandingMark(o.root);
   };
   for (const s of sessions) {
     const started = performance.now();
-    const h = beginSession(s, o, report, batch);
+    const h = beginSession(s, o, report, batch, mark);
     phases.buildMs += performance.now() - started;
     if (h) held.push(h);
     if (batch.pendingFiles >= BATCH_FILES) await handOn();
@@ -93,6 +99,9 @@ export async function collectSessionsPipelined(
     await nextTurn();
   }
   if (held.length > 0 || !batch.empty) await handOn();
-  else batch.abort();
+  else {
+    batch.abort();
+    mark.finish();
+  }
   return { durable };
 }

@@ -16,6 +16,7 @@ import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import type { FileLock } from '../../storage/lock.js';
 import { SessionLock } from '../../storage/session-lock.js';
+import type { BatchLandingMark } from '../../storage/batch-landing-mark.js';
 import { readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
@@ -170,15 +171,21 @@ export interface HeldSession {
 
 /**
  * Collects one session's sources into `batch` under the session's lock, which stays held until
- * `finishSessions`. Undefined when another process holds the lock or the session failed (reported).
+ * `finishSessions` (taken under `mark`, the batch's landing mark, when given). Undefined when another process holds the lock or the session failed (reported).
  */
-export function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport, batch: SyncBatch): HeldSession | undefined {
+export function beginSession(
+  s: DiscoveredSession,
+  o: LocalCollectOptions,
+  report: PassReport,
+  batch: SyncBatch,
+  mark?: BatchLandingMark,
+): HeldSession | undefined {
   report.sessions++;
   if (quietSession(o.root, s)) {
     report.sources += s.sources.length; // each looked at, each unchanged
     return undefined;
   }
-  const lock = new SessionLock(o.root, s.id);
+  const lock = new SessionLock(o.root, s.id, mark);
   if (!lock.tryAcquire()) {
     report.busy++;
     return undefined;
