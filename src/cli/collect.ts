@@ -43,7 +43,7 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     maxDeltaBytes: local.maxDeltaBytes,
     workers: local.workers || defaultWorkers(),
     providerBodies: local.providerBodies || undefined,
-    durability: local.durability,
+    batchSync: local.batchSync,
     // The crash test's hook: a real crash, between landing a file and committing its cursor.
     afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
     // And between two provider_body files of one pass: the first installed, the next not begun.

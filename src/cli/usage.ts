@@ -36,7 +36,7 @@ async function collectAndParse(cfg: AszConfig, io: Io): Promise<void> {
     filter: { include: local.include, exclude: local.exclude },
     maxDeltaBytes: local.maxDeltaBytes,
     workers: local.workers || defaultWorkers(),
-    durability: local.durability,
+    batchSync: local.batchSync,
   });
   try {
     const pass = await collector.passAsync();

@@ -101,7 +101,7 @@ export class FilesystemSync {
   takeNote(): string | undefined {
     if (this.failed === undefined || this.said) return undefined;
     this.said = true;
-    return `durability: syncing file by file from now on: ${this.failed}`;
+    return `batch_sync: syncing file by file from now on: ${this.failed}`;
   }
 
   /** Whether every directory named is on the root's filesystem (a mount inside the root is not covered by its syncfs). */

@@ -77,13 +77,13 @@ function landedWithoutCursor(root: string, sessions: Iterable<string>): string[]
  */
 async function killThenRecover(
   crashAt: number | { env: NodeJS.ProcessEnv },
-  o: { durability?: 'filesystem' | 'files'; relanded?: 'yes' | 'no' | 'either' } = {},
+  o: { batchSync?: 'filesystem' | 'files'; relanded?: 'yes' | 'no' | 'either' } = {},
 ): Promise<{ cursorsAfterKill: number; uncounted: string[]; temporariesAfterKill: number }> {
   const base = tempDir('aszcol-batch-kill-');
   const root = join(base, 'data');
   const src = join(base, 'projects');
   const uuids = writeHistory(src);
-  const settings = `    workers: 2\n${o.durability ? `    durability: ${o.durability}\n` : ''}`;
+  const settings = `    workers: 2\n${o.batchSync ? `    batch_sync: ${o.batchSync}\n` : ''}`;
   const config = writeConfig(base, root, src, settings);
 
   const env = typeof crashAt === 'number' ? { ASZCOL_TEST_CRASH_AFTER_LAND: String(crashAt) } : crashAt.env;
@@ -144,16 +144,16 @@ describe('collection in sync batches', () => {
     expect(uncounted.length).toBeGreaterThan(0);
   }, 120_000);
 
-  test('synced file by file (durability: files), a kill after a batch installed its files loses nothing and lands nothing twice after assembly', async () => {
-    const { cursorsAfterKill, uncounted } = await killThenRecover(1, { durability: 'files' });
+  test('synced whole (batch_sync: filesystem), a kill after a batch installed its files loses nothing and lands nothing twice after assembly', async () => {
+    const { cursorsAfterKill, uncounted } = await killThenRecover(1, { batchSync: 'filesystem' });
     expect(uncounted.length).toBeGreaterThan(1);
     expect(cursorsAfterKill).toBe(0);
   }, 120_000);
 
-  test('killed after the first filesystem sync and before any file was installed: only temporaries were left, and they are swept', async () => {
+  test('synced whole, killed after the first filesystem sync and before any file was installed: only temporaries were left, and they are swept', async () => {
     const { cursorsAfterKill, uncounted, temporariesAfterKill } = await killThenRecover(
       { env: { ASZCOL_TEST_CRASH_AT_STEP: 'files-synced:1' } },
-      { relanded: 'no' },
+      { batchSync: 'filesystem', relanded: 'no' },
     );
     // The first batch's bytes were durable under temporary names only: nothing installed, nothing to land twice.
     expect(temporariesAfterKill).toBeGreaterThan(0);
@@ -161,9 +161,12 @@ describe('collection in sync batches', () => {
     expect(cursorsAfterKill).toBe(0);
   }, 120_000);
 
-  test("killed while a batch's state files were being moved: the moved cursors count durable files, the rest land again once", async () => {
+  test("synced whole, killed while a batch's state files were being moved: the moved cursors count durable files, the rest land again once", async () => {
     // The second batch of a worker, so one batch stood whole before the kill.
-    const { cursorsAfterKill } = await killThenRecover({ env: { ASZCOL_TEST_CRASH_AT_STEP: 'state-half-moved:2' } }, { relanded: 'either' });
+    const { cursorsAfterKill } = await killThenRecover(
+      { env: { ASZCOL_TEST_CRASH_AT_STEP: 'state-half-moved:2' } },
+      { batchSync: 'filesystem', relanded: 'either' },
+    );
     expect(cursorsAfterKill).toBeGreaterThan(0);
   }, 120_000);
 

@@ -1,6 +1,6 @@
 /**
- * A first collect makes its batches durable with one filesystem sync each (coreutils `sync
- * --file-system`), not an fsync per file (issue 19). A stand-in `sync` first in PATH records each
+ * With `batch_sync: filesystem` a collect makes each batch durable with two syncs of the root's
+ * filesystem (coreutils `sync --file-system`), not an fsync per file (issue 19). A stand-in `sync` first in PATH records each
  * call and passes it on to the real one, or fails the way an old coreutils or a bad disk would:
  * then the collector syncs file by file, says so once, and loses nothing.
  */
@@ -46,7 +46,7 @@ function setUp(prefix: string, durability?: string) {
   const root = join(base, 'data');
   const src = join(base, 'projects');
   const uuids = writeHistory(src);
-  const config = writeConfig(base, root, src, `    workers: 2\n${durability ? `    durability: ${durability}\n` : ''}`);
+  const config = writeConfig(base, root, src, `    workers: 2\n${durability ? `    batch_sync: ${durability}\n` : ''}`);
   const log = join(base, 'sync.log');
   return { base, root, src, uuids, config, log };
 }
@@ -63,7 +63,7 @@ function expectAllLanded(root: string, uuids: Map<string, string[]>): void {
 describe('a batch made durable with one filesystem sync', () => {
   test('thirty sessions land with a few syncs of the root filesystem, far fewer than their files', async () => {
     expect(REAL_SYNC).toBeDefined();
-    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-');
+    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-', 'filesystem');
     const bin = standInSync(base, log, `exec ${REAL_SYNC} "$@"`);
     const r = await runCli(['collect', '--once', '--json', '--config', config], { env: { PATH: `${bin}:${process.env.PATH}` } });
     expect(r.code).toBe(0);
@@ -80,8 +80,8 @@ describe('a batch made durable with one filesystem sync', () => {
     expect(v.code).toBe(0);
   }, 120_000);
 
-  test('with durability: files no filesystem sync runs', async () => {
-    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-files-', 'files');
+  test('with batch_sync: files (the default) no filesystem sync runs', async () => {
+    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-files-');
     const bin = standInSync(base, log, `exec ${REAL_SYNC} "$@"`);
     const r = await runCli(['collect', '--once', '--config', config], { env: { PATH: `${bin}:${process.env.PATH}` } });
     expect(r.code).toBe(0);
@@ -90,12 +90,12 @@ describe('a batch made durable with one filesystem sync', () => {
   }, 120_000);
 
   test('a sync that does not know --file-system: file by file, said once, everything landed', async () => {
-    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-old-');
+    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-old-', 'filesystem');
     const bin = standInSync(base, log, `echo "sync: unrecognized option '--file-system'" >&2\nexit 1`);
     const r = await runCli(['collect', '--once', '--config', config], { env: { PATH: `${bin}:${process.env.PATH}` } });
     expect(r.code).toBe(0);
     const notes = r.stderr.split('\n').filter((l) => l.startsWith('aszcol: note:'));
-    expect(notes).toEqual([expect.stringMatching(/durability: syncing file by file from now on: .*unrecognized option '--file-system'/)]);
+    expect(notes).toEqual([expect.stringMatching(/batch_sync: syncing file by file from now on: .*unrecognized option '--file-system'/)]);
     // Each worker tried once and never again.
     expect(calls(log).length).toBeLessThanOrEqual(2);
     expectAllLanded(root, uuids);
@@ -103,7 +103,7 @@ describe('a batch made durable with one filesystem sync', () => {
   }, 120_000);
 
   test('a sync that fails once batches rely on it (a write-back error): no cursor moves past it, and the next pass lands the rest once', async () => {
-    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-eio-');
+    const { base, root, uuids, config, log } = setUp('aszcol-syncfs-eio-', 'filesystem');
     // The first two calls (each worker's try) pass; every later one fails.
     const bin = standInSync(
       base,

@@ -37,9 +37,9 @@ export class SyncChain {
   /** `step`: the crash tests' hook, handed to every batch synced whole. */
   constructor(private readonly step?: (at: CommitStep) => void) {}
 
-  /** A new batch for `o`'s root, synced whole unless the collector was told to sync file by file. */
+  /** A new batch for `o`'s root, synced whole when the collector was told to (`batch_sync: filesystem`), else file by file. */
   newBatch(o: LocalCollectOptions): SyncBatch {
-    if ((o.durability ?? 'filesystem') === 'files') return new SyncBatch();
+    if (o.batchSync !== 'filesystem') return new SyncBatch();
     if (this.whole?.root !== o.root) this.whole = new FilesystemSync(o.root);
     return new SyncBatch(this.whole, this.step);
   }

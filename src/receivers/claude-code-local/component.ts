@@ -30,7 +30,7 @@ export class LocalReceiverComponent implements Component {
       maxDeltaBytes: cfg.maxDeltaBytes,
       workers: cfg.workers || defaultWorkers(),
       providerBodies: cfg.providerBodies || undefined,
-      durability: cfg.durability,
+      batchSync: cfg.batchSync,
     });
   }
 

@@ -22,8 +22,11 @@ export interface LocalReceiverConfig {
   hookEndpoint: string;
   /** Inside the service: watch the source directories and collect a moved session at once, not at the next interval. */
   watch: boolean;
-  /** How a worker makes a batch of landed files durable: `filesystem` (one syncfs per step) or `files` (an fsync each). */
-  durability: DurabilityMode;
+  /**
+   * How a worker makes a batch of landed files durable: `files` (an fsync each, side by side) or `filesystem` (two
+   * syncfs per batch). `files` by default: on a disk other programs write to, syncfs waits for their writes too.
+   */
+  batchSync: DurabilityMode;
 }
 
 export const LOCAL_RECEIVER_KEYS = [
@@ -36,7 +39,7 @@ export const LOCAL_RECEIVER_KEYS = [
   'provider_bodies',
   'hook_endpoint',
   'watch',
-  'durability',
+  'batch_sync',
 ] as const;
 
 export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
@@ -71,9 +74,9 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
       throw new ConfigError(at('hook_endpoint'), `${JSON.stringify(hookEndpoint)} is not a loopback address; use 127.0.0.1:<port> or [::1]:<port>`);
   }
   const watch = bool(m.watch, at('watch'), true);
-  const durability = str(m.durability, at('durability'), 'filesystem') as DurabilityMode;
-  if (!DURABILITY_MODES.includes(durability))
-    throw new ConfigError(at('durability'), `${JSON.stringify(durability)} is not one of ${DURABILITY_MODES.join(', ')}`);
+  const batchSync = str(m.batch_sync, at('batch_sync'), 'files') as DurabilityMode;
+  if (!DURABILITY_MODES.includes(batchSync))
+    throw new ConfigError(at('batch_sync'), `${JSON.stringify(batchSync)} is not one of ${DURABILITY_MODES.join(', ')}`);
   return {
     sourceRoot: src.root,
     sourceRootFrom: src.from,
@@ -85,6 +88,6 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
     providerBodies,
     hookEndpoint,
     watch,
-    durability,
+    batchSync,
   };
 }

@@ -50,8 +50,8 @@ export interface LocalCollectOptions {
   afterBodyFile?: (files: number) => void;
   /** Test hook, called once a session's plugin observation files are installed and before their cursors move. */
   afterHookLand?: () => void;
-  /** How worker threads make a batch durable: one `syncfs` for many files (the default), or an fsync per file. */
-  durability?: DurabilityMode;
+  /** How worker threads make a batch durable: an fsync per file (the default), or two `syncfs` per batch. */
+  batchSync?: DurabilityMode;
 }
 
 export interface PassReport {
