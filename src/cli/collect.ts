@@ -14,6 +14,7 @@ function reportPass(r: PassReport, io: Io, json: boolean): void {
   io.out(json ? JSON.stringify(r) : formatPass(r));
   for (const c of r.newConflicts) io.err(`aszcol: conflict: ${c.source}: ${c.reason}`);
   for (const e of r.errors) io.err(`aszcol: error: ${e.where}: ${e.message}`);
+  for (const n of r.notes ?? []) io.err(`aszcol: note: ${n}`);
   // Not an error: the plugin's observations of a session not landed yet wait in the hook spool.
   for (const w of r.hooks?.waiting ?? []) io.err(`aszcol: waiting: _hooks/spool/${w.spool}: ${w.reason}`);
 }
@@ -43,6 +44,7 @@ export async function runCollect(opts: { config?: string; once?: boolean; json?:
     maxDeltaBytes: local.maxDeltaBytes,
     workers: local.workers || defaultWorkers(),
     providerBodies: local.providerBodies || undefined,
+    batchSync: local.batchSync,
     // The crash test's hook: a real crash, between landing a file and committing its cursor.
     afterLand: process.env.ASZCOL_TEST_CRASH_AFTER_LAND ? () => process.kill(process.pid, 'SIGKILL') : undefined,
     // And between two provider_body files of one pass: the first installed, the next not begun.

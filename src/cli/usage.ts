@@ -36,10 +36,12 @@ async function collectAndParse(cfg: AszConfig, io: Io): Promise<void> {
     filter: { include: local.include, exclude: local.exclude },
     maxDeltaBytes: local.maxDeltaBytes,
     workers: local.workers || defaultWorkers(),
+    batchSync: local.batchSync,
   });
   try {
     const pass = await collector.passAsync();
     for (const e of pass.errors) io.err(`aszcol usage: collect: ${e.where}: ${e.message}`);
+    for (const n of pass.notes ?? []) io.err(`aszcol usage: collect: note: ${n}`);
   } finally {
     await collector.close();
   }

@@ -8,19 +8,26 @@
 import { sessionLockPath } from './layout.js';
 import { LandingMark } from './landing-epoch.js';
 import { FileLock } from './lock.js';
+import type { BatchLandingMark } from './batch-landing-mark.js';
 
 export class SessionLock extends FileLock {
   private mark: LandingMark | undefined;
 
+  /** With `batch`, the lock is taken under the batch's mark, which its owner finishes after the batch's last release. */
   constructor(
     readonly root: string,
     readonly session: string,
+    private readonly batch?: BatchLandingMark,
   ) {
     super(sessionLockPath(root, session));
   }
 
   /** The mark first: from here until release, no parse records the root's epoch. */
   override tryAcquire(): boolean {
+    if (this.batch) {
+      this.batch.enter();
+      return super.tryAcquire();
+    }
     const mark = LandingMark.begin(this.root);
     let taken = false;
     try {

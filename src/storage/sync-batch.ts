@@ -9,6 +9,7 @@
 import { chmodSync, closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fsyncAsync, fsyncDir, fsyncDirAsync, tempPath } from './write-once.js';
+import type { FilesystemSync } from './filesystem-sync.js';
 
 interface StagedFile {
   fd: number;
@@ -19,9 +20,21 @@ interface StagedFile {
 /** How many landed files a batch holds open before its owner should commit it. */
 export const BATCH_FILES = 96;
 
+/** Points of a whole commit: landed bytes durable but not installed; state files half renamed. */
+export type CommitStep = 'files-synced' | 'state-half-moved';
+
 export class SyncBatch {
   private files: StagedFile[] = [];
   private replaces = new Map<string, string | Buffer>();
+
+  /**
+   * With `whole`, a commit syncs the filesystem twice instead of every file and directory once
+   * (filesystem-sync.ts). `step` is the crash tests' hook, told each point a whole commit passes.
+   */
+  constructor(
+    private readonly whole?: FilesystemSync,
+    private readonly step?: (at: CommitStep) => void,
+  ) {}
 
   /** Landed files waiting for their sync. */
   get pendingFiles(): number {
@@ -47,6 +60,8 @@ export class SyncBatch {
    * the landed files are installed and before any state file moves (the crash test's point).
    */
   async commit(afterLand?: () => void): Promise<void> {
+    const whole = this.whole && (await this.whole.ready()) && this.whole.usable && this.whole.covers(this.directories()) ? this.whole : undefined;
+    if (whole) return this.commitWhole(whole, undefined, afterLand);
     const files = this.take();
     try {
       await Promise.all(files.files.map((f) => fsyncAsync(f.fd)));
@@ -64,6 +79,79 @@ export class SyncBatch {
       discard(files.files);
       throw err;
     }
+  }
+
+  /**
+   * Two steps in one: this batch's files made durable and installed, then `between` (which stages
+   * the state files that follow from them: an index, a session state), then everything staged made
+   * durable and the state files moved. With a filesystem sync that is one commit of two syncs; file
+   * by file, two commits as before.
+   */
+  async commitAround(between: () => void, afterLand?: () => void): Promise<void> {
+    const whole = this.whole && (await this.whole.ready()) && this.whole.usable && this.whole.covers(this.directories()) ? this.whole : undefined;
+    if (whole) return this.commitWhole(whole, between, afterLand);
+    await this.commit(afterLand);
+    between();
+    await this.commit();
+  }
+
+  /**
+   * The same order with two syncs of the whole filesystem: the first makes every landed file's
+   * bytes durable under its temporary name; the files are installed and the state files written to
+   * their temporaries; the second makes the installed names and the state files' bytes durable; only
+   * then are the state files renamed into place. When the first sync fails, the files are still open
+   * and are synced one by one instead; when the second fails, nothing is renamed (the cursors stay,
+   * the next pass lands those bytes again and assembly drops the copies).
+   */
+  private async commitWhole(whole: FilesystemSync, between: (() => void) | undefined, afterLand?: () => void): Promise<void> {
+    const files = this.take();
+    let temps: TempFile[] = [];
+    try {
+      // `bySyncfs`: the landed bytes were made durable by the first sync, so the second may do the rest.
+      const bySyncfs = files.files.length === 0 || (await whole.sync());
+      if (!bySyncfs) await Promise.all(files.files.map((f) => fsyncAsync(f.fd)));
+      this.step?.('files-synced');
+      const dirs = this.install(files.files);
+      if (between) {
+        between();
+        const more = this.take();
+        // Only state files may follow: a landed file staged now would be installed without its own sync.
+        if (more.files.length > 0) {
+          discard(more.files);
+          throw new Error('a landed file was staged after its batch was installed');
+        }
+        for (const [path, content] of more.replaces) files.replaces.set(path, content);
+      }
+      if (files.files.length === 0 && files.replaces.size === 0) return afterLand?.();
+      temps = writeTemps(files.replaces);
+      if (bySyncfs) {
+        // A failure now may have lost what was just installed: no state file moves (never synced again the long way,
+        // as a descriptor opened after a write-back error does not report it).
+        if (!(await whole.sync())) throw new Error(`the batch was not made durable: ${whole.takeNote() ?? 'the filesystem sync failed'}`);
+      } else {
+        await Promise.all([...dirs].map((d) => fsyncDirAsync(d)));
+        await Promise.all(temps.map((t) => fsyncAsync(t.fd)));
+      }
+      closeAll(temps);
+      afterLand?.();
+      const half = Math.ceil(temps.length / 2);
+      renameAll(temps.slice(0, half));
+      this.step?.('state-half-moved');
+      renameAll(temps.slice(half));
+    } catch (err) {
+      discard(files.files);
+      closeAll(temps);
+      for (const t of temps) unlinkQuietly(t.tmp);
+      throw err;
+    }
+  }
+
+  /** The directories a commit changes: the landed files' and the state files'. */
+  private directories(): Set<string> {
+    const dirs = new Set<string>();
+    for (const f of this.files) dirs.add(dirname(f.final));
+    for (const final of this.replaces.keys()) dirs.add(dirname(final));
+    return dirs;
   }
 
   /** The same order on this thread, one sync after another (a pass without workers). */

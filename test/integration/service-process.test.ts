@@ -485,7 +485,7 @@ service:
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual(
       expect.arrayContaining([
-        'aszcol: configuration error: receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint, watch',
+        'aszcol: configuration error: receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint, watch, batch_sync',
         'aszcol: configuration error: extensions.health_check.endpoint: port 70000 is out of range 0-65535',
         'aszcol: configuration error: service.pipelines.logs: unknown pipeline type; a pipeline is named by its type, optionally with /name: sessions, metrics (such as metrics/oap)',
       ]),

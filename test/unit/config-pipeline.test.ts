@@ -77,6 +77,8 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
       hookEndpoint: '127.0.0.1:0',
       // Inside the service the source directories are watched unless `watch: false`.
       watch: true,
+      // A batch is made durable file by file unless `batch_sync: filesystem`.
+      batchSync: 'files',
     });
     expect(cfg.service.impliedPipelines).toBe(true);
     expect(cfg.service.pipelines).toEqual([{ id: 'sessions', type: 'sessions', receivers: ['claude_code_local'], processors: [], exporters: [] }]);
@@ -90,10 +92,13 @@ describe('the claude_code_local section keeps its keys and meanings', () => {
 
   test('bad values name their key', () => {
     expect(problems('receivers:\n  claude_code_local:\n    max_delta_byte: 2MiB\n')).toEqual([
-      'receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint, watch',
+      'receivers.claude_code_local.max_delta_byte: unknown key; allowed here: source_root, include, exclude, interval, max_delta_bytes, workers, provider_bodies, hook_endpoint, watch, batch_sync',
     ]);
     expect(problems('receivers:\n  claude_code_local:\n    interval: soon\n')[0]).toMatch(/^receivers\.claude_code_local\.interval: "soon" is not a duration/);
     expect(problems('receivers:\n  claude_code_local:\n    interval: 50ms\n')).toEqual(['receivers.claude_code_local.interval: must be at least 100ms']);
+    expect(problems('receivers:\n  claude_code_local:\n    batch_sync: fsync\n')).toEqual([
+      'receivers.claude_code_local.batch_sync: "fsync" is not one of filesystem, files',
+    ]);
     expect(problems('receivers:\n  claude_code_local:\n    max_delta_bytes: 2 parsecs\n')[0]).toMatch(
       /^receivers\.claude_code_local\.max_delta_bytes: "2 parsecs" is not a byte size/,
     );

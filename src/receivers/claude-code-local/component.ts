@@ -30,6 +30,7 @@ export class LocalReceiverComponent implements Component {
       maxDeltaBytes: cfg.maxDeltaBytes,
       workers: cfg.workers || defaultWorkers(),
       providerBodies: cfg.providerBodies || undefined,
+      batchSync: cfg.batchSync,
     });
   }
 
@@ -65,6 +66,7 @@ export class LocalReceiverComponent implements Component {
     for (const c of r.newConflicts)
       ctx.log.warn('source in conflict; it stays stopped until a person clears its cursor', { source: c.source, reason: c.reason });
     for (const e of r.errors) ctx.log.error('collection error', { where: e.where, error: e.message });
+    for (const n of r.notes ?? []) ctx.log.warn(n);
     return {
       changed: r.landedFiles > 0 || r.newConflicts.length > 0 || r.errors.length > 0,
       problems: r.errors.map((e) => `${this.s.id}: ${e.where}: ${e.message}`),

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join as joinPath, resolve } from 'node:path';
 import { ConfigError } from '../../util/errors.js';
+import { DURABILITY_MODES, type DurabilityMode } from '../../storage/filesystem-sync.js';
 import { bool, bytes, duration, int, join, mapping, parseEndpoint, str, strList } from '../../config/reader.js';
 
 /** The `receivers.claude_code_local` section, typed. */
@@ -21,6 +22,11 @@ export interface LocalReceiverConfig {
   hookEndpoint: string;
   /** Inside the service: watch the source directories and collect a moved session at once, not at the next interval. */
   watch: boolean;
+  /**
+   * How a worker makes a batch of landed files durable: `files` (an fsync each, side by side) or `filesystem` (two
+   * syncfs per batch). `files` by default: on a disk other programs write to, syncfs waits for their writes too.
+   */
+  batchSync: DurabilityMode;
 }
 
 export const LOCAL_RECEIVER_KEYS = [
@@ -33,6 +39,7 @@ export const LOCAL_RECEIVER_KEYS = [
   'provider_bodies',
   'hook_endpoint',
   'watch',
+  'batch_sync',
 ] as const;
 
 export function resolveSourceRoot(configured: string, env: NodeJS.ProcessEnv): { root: string; from: string } {
@@ -67,5 +74,20 @@ export function validateLocalReceiverConfig(raw: unknown, path: string, env: Nod
       throw new ConfigError(at('hook_endpoint'), `${JSON.stringify(hookEndpoint)} is not a loopback address; use 127.0.0.1:<port> or [::1]:<port>`);
   }
   const watch = bool(m.watch, at('watch'), true);
-  return { sourceRoot: src.root, sourceRootFrom: src.from, include, exclude, intervalMs, maxDeltaBytes, workers, providerBodies, hookEndpoint, watch };
+  const batchSync = str(m.batch_sync, at('batch_sync'), 'files') as DurabilityMode;
+  if (!DURABILITY_MODES.includes(batchSync))
+    throw new ConfigError(at('batch_sync'), `${JSON.stringify(batchSync)} is not one of ${DURABILITY_MODES.join(', ')}`);
+  return {
+    sourceRoot: src.root,
+    sourceRootFrom: src.from,
+    include,
+    exclude,
+    intervalMs,
+    maxDeltaBytes,
+    workers,
+    providerBodies,
+    hookEndpoint,
+    watch,
+    batchSync,
+  };
 }

@@ -128,7 +128,7 @@ export class LocalCollector {
     const mark = performance.now();
     if (known.length < 2 || !this.pool) for (const s of known) collectSession(s, this.opts, report);
     else {
-      const { afterLand: _hook, afterBodyFile: _bodyHook, ...plain } = this.opts;
+      const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, afterHookTrim: _trimHook, ...plain } = this.opts;
       for (const r of await this.pool.run(known, plain)) mergeReport(report, r);
     }
     report.phases.collectMs = Math.round(performance.now() - mark);

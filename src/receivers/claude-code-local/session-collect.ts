@@ -16,6 +16,7 @@ import { collectSnapshotSource } from '../../storage/snapshot-source.js';
 import { loadCursor, saveCursor } from '../../storage/cursor.js';
 import type { FileLock } from '../../storage/lock.js';
 import { SessionLock } from '../../storage/session-lock.js';
+import type { BatchLandingMark } from '../../storage/batch-landing-mark.js';
 import { readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
@@ -25,6 +26,7 @@ import { landedDirs, listDir } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
 import { SyncBatch } from '../../storage/sync-batch.js';
+import type { DurabilityMode } from '../../storage/filesystem-sync.js';
 import { quietSession } from './quiet-session.js';
 import { compactStamp, nowNs, rfc3339 } from '../../util/time.js';
 
@@ -52,6 +54,8 @@ export interface LocalCollectOptions {
   hookTrimBytes?: number;
   /** Test hook, called after each durable step of a hook spool trim. */
   afterHookTrim?: (step: 'retired' | 'switched' | 'removed') => void;
+  /** How worker threads make a batch durable: an fsync per file (the default), or two `syncfs` per batch. */
+  batchSync?: DurabilityMode;
 }
 
 export interface PassReport {
@@ -79,6 +83,8 @@ export interface PassReport {
   hooks?: { landed: number; skipped: number; waiting: { spool: string; reason: string }[] };
   /** Where the pass's time went, for the benchmarks (`PassPhases`). */
   phases?: PassPhases;
+  /** What the pass has to say that is not an error (a durability fallback), each said once per collector thread. */
+  notes?: string[];
 }
 
 /**
@@ -169,15 +175,21 @@ export interface HeldSession {
 
 /**
  * Collects one session's sources into `batch` under the session's lock, which stays held until
- * `finishSessions`. Undefined when another process holds the lock or the session failed (reported).
+ * `finishSessions` (taken under `mark`, the batch's landing mark, when given). Undefined when another process holds the lock or the session failed (reported).
  */
-export function beginSession(s: DiscoveredSession, o: LocalCollectOptions, report: PassReport, batch: SyncBatch): HeldSession | undefined {
+export function beginSession(
+  s: DiscoveredSession,
+  o: LocalCollectOptions,
+  report: PassReport,
+  batch: SyncBatch,
+  mark?: BatchLandingMark,
+): HeldSession | undefined {
   report.sessions++;
   if (quietSession(o.root, s)) {
     report.sources += s.sources.length; // each looked at, each unchanged
     return undefined;
   }
-  const lock = new SessionLock(o.root, s.id);
+  const lock = new SessionLock(o.root, s.id, mark);
   if (!lock.tryAcquire()) {
     report.busy++;
     return undefined;
@@ -353,4 +365,5 @@ export function mergeReport(into: PassReport, from: PassReport): void {
   }
   into.newConflicts.push(...from.newConflicts);
   into.errors.push(...from.errors);
+  for (const n of from.notes ?? []) if (!into.notes?.includes(n)) (into.notes ??= []).push(n);
 }

@@ -5,9 +5,10 @@
  */
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
-import { emptyReport, type LocalCollectOptions } from './session-collect.js';
+import { emptyReport, type LocalCollectOptions, type PassReport } from './session-collect.js';
 import { collectSessionsPipelined, SyncChain } from './collect-pipeline.js';
 import type { WorkerAnswer } from './session-pool.js';
+import type { CommitStep } from '../../storage/sync-batch.js';
 
 /** The crash test's hook: a real crash of the whole process at the Nth batch of a worker, between landing and the cursor commit. */
 function crashHook(): (() => void) | undefined {
@@ -19,8 +20,28 @@ function crashHook(): (() => void) | undefined {
   };
 }
 
+/** The report with the chain's one note on how it synced, if it has one to say. */
+function withNote(report: PassReport, chain: SyncChain): PassReport {
+  const note = chain.takeNote();
+  if (note) (report.notes ??= []).push(note);
+  return report;
+}
+
+/**
+ * The crash test's hook inside a whole commit: `ASZCOL_TEST_CRASH_AT_STEP=<step>:<n>` kills the
+ * process the Nth time a batch of this worker passes that step (`CommitStep`).
+ */
+function stepHook(): ((at: CommitStep) => void) | undefined {
+  const [want, nth] = (process.env.ASZCOL_TEST_CRASH_AT_STEP ?? '').split(':');
+  if (!want || !(Number(nth) >= 1)) return undefined;
+  let seen = 0;
+  return (at) => {
+    if (at === want && ++seen >= Number(nth)) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
 function serve(port: MessagePort): void {
-  const chain = new SyncChain();
+  const chain = new SyncChain(stepHook());
   const afterLand = crashHook();
   port.on('message', ({ sessions, opts }: { sessions: DiscoveredSession[]; opts: LocalCollectOptions }) => {
     const report = emptyReport();
@@ -29,12 +50,12 @@ function serve(port: MessagePort): void {
     void collectSessionsPipelined(sessions, { ...opts, afterLand }, report, chain).then(
       ({ durable }) => {
         answer({ built: true });
-        void durable.then(() => answer({ report }));
+        void durable.then(() => answer({ report: withNote(report, chain) }));
       },
       (err: unknown) => {
         fail(err);
         answer({ built: true });
-        void chain.idle().then(() => answer({ report }));
+        void chain.idle().then(() => answer({ report: withNote(report, chain) }));
       },
     );
   });
