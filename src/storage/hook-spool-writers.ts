@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { processAlive } from '../util/process-alive.js';
 
 const MARKER_PREFIX = '.writer-';
 
@@ -23,16 +24,6 @@ export function endSpoolWrite(marker: string): void {
   rmSync(marker, { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists and belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** How many appenders of live processes hold a marker in `dir`; the markers of dead ones are removed. */
 export function liveSpoolWriters(dir: string): number {
   let names: string[];
@@ -45,7 +36,7 @@ export function liveSpoolWriters(dir: string): number {
   for (const name of names) {
     if (!name.startsWith(MARKER_PREFIX)) continue;
     const pid = Number(name.slice(MARKER_PREFIX.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && alive(pid)) live++;
+    if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) live++;
     else rmSync(join(dir, name), { force: true });
   }
   return live;

@@ -102,8 +102,7 @@ export class LocalCollector {
       return this.finish(report, found, started, remember);
     }
     this.pool ??= new SessionPool(workers);
-    const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, afterHookTrim: _trimHook, ...plain } = this.opts;
-    const done = await this.pool.run(work, plain);
+    const done = await this.pool.run(work, this.workerOptions());
     for (const r of done) mergeReport(report, r);
     phases.collectMs = performance.now() - mark;
     return this.finish(report, found, started, remember);
@@ -127,10 +126,7 @@ export class LocalCollector {
     report.phases = { discoverMs: 0, judgeMs: 0, collectMs: 0, finishMs: 0, buildMs: 0, stallMs: 0 };
     const mark = performance.now();
     if (known.length < 2 || !this.pool) for (const s of known) collectSession(s, this.opts, report);
-    else {
-      const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, afterHookTrim: _trimHook, ...plain } = this.opts;
-      for (const r of await this.pool.run(known, plain)) mergeReport(report, r);
-    }
+    else for (const r of await this.pool.run(known, this.workerOptions())) mergeReport(report, r);
     report.phases.collectMs = Math.round(performance.now() - mark);
     report.durationMs = Date.now() - started;
     return report;
@@ -140,6 +136,12 @@ export class LocalCollector {
   async close(): Promise<void> {
     await this.pool?.close();
     this.pool = undefined;
+  }
+
+  /** The options a worker thread is sent: the test hooks are functions, which cannot cross to it (they fire on this thread only). */
+  private workerOptions(): LocalCollectOptions {
+    const { afterLand: _hook, afterBodyFile: _bodyHook, afterHookLand: _hookLand, afterHookTrim: _trimHook, ...plain } = this.opts;
+    return plain;
   }
 
   private begin(remembered?: RememberedQuiet): { report: PassReport; found: DiscoveryResult } {
