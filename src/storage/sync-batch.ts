@@ -60,7 +60,7 @@ export class SyncBatch {
    * the landed files are installed and before any state file moves (the crash test's point).
    */
   async commit(afterLand?: () => void): Promise<void> {
-    const whole = this.whole && (await this.whole.ready()) && this.whole.usable && this.whole.covers(this.directories()) ? this.whole : undefined;
+    const whole = await this.wholeSync();
     if (whole) return this.commitWhole(whole, undefined, afterLand);
     const files = this.take();
     try {
@@ -88,7 +88,7 @@ export class SyncBatch {
    * by file, two commits as before.
    */
   async commitAround(between: () => void, afterLand?: () => void): Promise<void> {
-    const whole = this.whole && (await this.whole.ready()) && this.whole.usable && this.whole.covers(this.directories()) ? this.whole : undefined;
+    const whole = await this.wholeSync();
     if (whole) return this.commitWhole(whole, between, afterLand);
     await this.commit(afterLand);
     between();
@@ -144,6 +144,11 @@ export class SyncBatch {
       for (const t of temps) unlinkQuietly(t.tmp);
       throw err;
     }
+  }
+
+  /** The filesystem sync this commit may use: given, working here, and covering every directory it changes; else file by file. */
+  private async wholeSync(): Promise<FilesystemSync | undefined> {
+    return this.whole && (await this.whole.ready()) && this.whole.usable && this.whole.covers(this.directories()) ? this.whole : undefined;
   }
 
   /** The directories a commit changes: the landed files' and the state files'. */
