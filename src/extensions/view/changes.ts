@@ -61,7 +61,8 @@ export function buildChanges(input: ViewInput): ChangesAnswer {
       found.push(...changesOfRecord(r, { seq: f.seq, row }, f.stream ?? undefined));
       if (f.kind !== 'changes') continue;
       r.parts.forEach((p, block) => {
-        if (p.k === 'data' && isHookObservation(p.data)) observed.push({ observation: p.data, ref: { seq: f.seq!, row, block }, ...(f.stream ? { stream: f.stream } : {}) });
+        if (p.k === 'data' && isHookObservation(p.data))
+          observed.push({ observation: p.data, ref: { seq: f.seq!, row, block }, ...(f.stream ? { stream: f.stream } : {}) });
       });
     }
   }
