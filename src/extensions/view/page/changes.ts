@@ -40,7 +40,8 @@ function changeCard(c: ChangeEntry): HTMLElement {
       ' ',
       h('span', { class: 'badge' }, c.operation),
       ' ',
-      plusMinus(c),
+      // A change whose lines nobody counted (a notebook cell, a shell command's scan) says so, never +0 −0.
+      c.lines === 'unavailable' ? h('span', { class: 'muted' }, 'lines not counted') : plusMinus(c),
       ' ',
       c.step ? h('a', { href: '#', 'data-goto': c.step, class: 'muted' }, 'step') : h('span', { class: 'q-unresolved' }, c.unplaced ?? 'no step'),
     ),
