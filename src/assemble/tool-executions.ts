@@ -10,7 +10,7 @@
  * is kept as an unresolved entry with its reason, never dropped; several different answers for one
  * call are `exact_ambiguous` and none of them is chosen.
  */
-import { HOOK_SCHEMA, type ExecutionOutcome, type HookObservation } from '../adapters/claude-code/hook-event.js';
+import { HOOK_SCHEMA, isHookObservation as isObservation, type ExecutionOutcome, type HookObservation } from '../adapters/claude-code/hook-event.js';
 import { scanDifference } from '../adapters/claude-code/dir-scan.js';
 
 export const OBSERVED_BY = 'aszcol-plugin';
@@ -61,9 +61,6 @@ export interface ObservationLine {
   value?: unknown;
   problem?: string;
 }
-
-const isObservation = (v: unknown): v is HookObservation =>
-  !!v && typeof v === 'object' && (v as { schema?: unknown }).schema === HOOK_SCHEMA && typeof (v as { id?: unknown }).id === 'string';
 
 const ms = (iso: string | undefined) => (iso ? Date.parse(iso) : NaN);
 

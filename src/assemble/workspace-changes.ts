@@ -6,7 +6,7 @@
  * `changes` counts change records (one per tool call that changed something), as asz's round header
  * does; `lines_added` and `lines_removed` are the lines their diffs add and remove.
  */
-import { isChangeRecord, type ChangeHunk, type FileChange } from '../formats/session-data/changes.js';
+import { capturedByName, isChangeRecord, type CapturedBy, type ChangeHunk, type ChangeRecord, type FileChange } from '../formats/session-data/changes.js';
 import type { SdRecord } from '../formats/session-data/types.js';
 import type { Ref } from '../formats/session-flow/types.js';
 
@@ -21,7 +21,11 @@ export interface WorkspaceChange {
   /** Whether the person changed the proposal before it was applied; absent when nobody said. */
   user_modified?: boolean;
   lines?: 'unavailable';
-  captured_by: string;
+  captured_by: CapturedBy;
+  /** How it was observed, when the record says (asz's `basis`). */
+  basis?: NonNullable<ChangeRecord['basis']>;
+  /** `partial` when the observer did not see the whole workspace (the plugin's shallow scan). */
+  coverage?: 'partial';
   /** The record the change was read from. */
   ref: Ref;
   stream?: string;
@@ -54,11 +58,12 @@ export function changesOfRecord(record: Pick<SdRecord, 'parts' | 'time'>, ref: {
         hunks: f.hunks,
         lines_added: f.lines_added,
         lines_removed: f.lines_removed,
-        captured_by: rec.captured_by,
+        captured_by: capturedByName(rec.captured_by),
         ref: { seq: ref.seq, row: ref.row, block },
       };
       if (f.user_modified !== undefined) c.user_modified = f.user_modified;
       if (f.lines) c.lines = f.lines;
+      if (rec.basis) c.basis = rec.basis;
       if (stream) c.stream = stream;
       if (!Number.isNaN(t)) c.at = t;
       out.push(c);
@@ -68,16 +73,18 @@ export function changesOfRecord(record: Pick<SdRecord, 'parts' | 'time'>, ref: {
 }
 
 /**
- * One list for a conversation: a tool use seen twice (a record the runtime wrote again) counts
- * once, the first landed copy kept; ordered by landed position.
+ * One list for a conversation: a tool use one observer reported twice (a record the runtime wrote
+ * again) counts once, the first landed copy kept. The runtime's record and the plugin's of the same
+ * call are two records, as asz lists them. Ordered by landed position.
  */
 export function distinctChanges(changes: Iterable<WorkspaceChange>): WorkspaceChange[] {
   const firstRef = new Map<string, string>();
   const out: WorkspaceChange[] = [];
   const key = (c: WorkspaceChange) => `${c.ref.seq}/${c.ref.row}`;
   for (const c of [...changes].sort((a, b) => a.ref.seq - b.ref.seq || a.ref.row - b.ref.row || (a.ref.block ?? 0) - (b.ref.block ?? 0))) {
-    const seen = firstRef.get(c.tool_use);
-    if (seen === undefined) firstRef.set(c.tool_use, key(c));
+    const record = `${c.captured_by} ${c.tool_use}`;
+    const seen = firstRef.get(record);
+    if (seen === undefined) firstRef.set(record, key(c));
     else if (seen !== key(c)) continue;
     out.push(c);
   }

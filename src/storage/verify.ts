@@ -146,8 +146,9 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
               else r.relanded++;
               continue;
             }
+            // Each is its own problem: lost records leave both (asz's guide: "an ord gap and a byte gap").
             if (rec.ord !== maxOrd + 1) r.problems.push(`${where}: ord gap: expected ${maxOrd + 1}, got ${rec.ord}`);
-            else if (rec.off !== end) r.problems.push(`${where}: byte gap: expected offset ${end}, got ${rec.off}`);
+            if (rec.off !== end) r.problems.push(`${where}: byte gap: expected offset ${end}, got ${rec.off}`);
             maxOrd = rec.ord;
             end = rec.off + rec.bytes + 1;
             seenOff.set(rec.ord, rec.off);

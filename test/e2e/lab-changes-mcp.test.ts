@@ -50,7 +50,7 @@ describe('workspace changes and MCP calls of sessions the real Claude Code wrote
     expect(answer.totals).toEqual({ changes: 2, lines_added: 5, lines_removed: 1, files: 1 });
     const [write, editing] = answer.changes;
     // The script's Write: three lines; its Edit: "beta" replaced by two lines.
-    expect(write).toMatchObject({ file: 'notes.txt', operation: 'create', lines_added: 3, lines_removed: 0, user_modified: false, captured_by: 'transcript' });
+    expect(write).toMatchObject({ file: 'notes.txt', operation: 'create', lines_added: 3, lines_removed: 0, user_modified: false, captured_by: 'claude-code' });
     expect(write!.diff).toBe('@@ -0,0 +1,3 @@\n+alpha\n+beta\n+gamma');
     expect(editing).toMatchObject({ file: 'notes.txt', operation: 'update', lines_added: 2, lines_removed: 1, user_modified: false });
     expect(editing!.hunks[0]!.lines).toEqual([' alpha', '-beta', '+beta two', '+beta three', ' gamma']);

@@ -90,6 +90,42 @@ describe('a workspace change read from the runtime’s own patch', () => {
     const byTalk = totalsByTalk(all, (use) => (use === 'a' ? 'talk/1' : undefined));
     expect([...byTalk]).toEqual([['talk/1', { changes: 1, lines_added: 1, lines_removed: 1, files: 1 }]]);
   });
+
+  test('who captured it, in asz’s words: a record landed with the earlier name `transcript` reads as claude-code', () => {
+    const data = (captured_by: string) => ({
+      schema: 'changes/1',
+      id: 't9',
+      captured_by,
+      files: [{ path: 'a', operation: 'update', hunks: [], lines_added: 0, lines_removed: 0 }],
+    });
+    const read = (captured_by: string) =>
+      changesOfRecord({ parts: [{ k: 'data', state: 'available', bytes: 1, data: data(captured_by) }] } as unknown as SdRecord, { seq: 1, row: 1 });
+    expect(read('transcript')[0]!.captured_by).toBe('claude-code');
+    expect(read('claude-code')[0]!.captured_by).toBe('claude-code');
+    expect(changeRecordOf('t1', { filePath: `${CWD}/a`, structuredPatch: [] }, CWD)).toMatchObject({ captured_by: 'claude-code', basis: 'runtime_reported' });
+  });
+
+  test('the runtime’s record and the plugin’s of one call are two records, the runtime’s first; each observer’s copy counts once', () => {
+    const rec = (captured_by: string, seq: number) =>
+      changesOfRecord(
+        {
+          parts: [
+            {
+              k: 'data',
+              state: 'available',
+              bytes: 1,
+              data: { schema: 'changes/1', id: 'e1', captured_by, files: [{ path: 'a', operation: 'update', hunks: [], lines_added: 1, lines_removed: 0 }] },
+            },
+          ],
+        } as unknown as SdRecord,
+        { seq, row: 1 },
+      );
+    const all = distinctChanges([...rec('asz-plugin', 2), ...rec('claude-code', 1), ...rec('claude-code', 3)]);
+    expect(all.map((c) => [c.captured_by, c.ref.seq])).toEqual([
+      ['claude-code', 1],
+      ['asz-plugin', 2],
+    ]);
+  });
 });
 
 describe('an MCP call’s server and tool, split as mcp_endpoint.yaml reads them', () => {

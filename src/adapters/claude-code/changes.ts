@@ -62,7 +62,13 @@ function counted(path: string, operation: FileChange['operation'], hunks: Change
  */
 export function changeRecordOf(toolUseId: string, tur: unknown, cwd: string | undefined): ChangeRecord | undefined {
   if (!isObj(tur)) return undefined;
-  const base: Omit<ChangeRecord, 'files'> = { schema: CHANGES_SCHEMA, id: toolUseId, captured_by: 'transcript', ...(cwd ? { root: cwd } : {}) };
+  const base: Omit<ChangeRecord, 'files'> = {
+    schema: CHANGES_SCHEMA,
+    id: toolUseId,
+    captured_by: 'claude-code',
+    basis: 'runtime_reported',
+    ...(cwd ? { root: cwd } : {}),
+  };
   const filePath = str(tur.filePath);
   if (filePath && (Array.isArray(tur.structuredPatch) || tur.type === 'create')) {
     const patch = Array.isArray(tur.structuredPatch) ? tur.structuredPatch.map(hunkOf).filter((h): h is ChangeHunk => h !== undefined) : [];

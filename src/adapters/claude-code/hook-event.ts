@@ -74,6 +74,10 @@ export interface HookObservation {
   head?: string;
 }
 
+/** Whether a landed value is one of these observations (a line of the spool, a record's `data`). */
+export const isHookObservation = (v: unknown): v is HookObservation =>
+  !!v && typeof v === 'object' && (v as { schema?: unknown }).schema === HOOK_SCHEMA && typeof (v as { id?: unknown }).id === 'string';
+
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 /** Size and digest of a JSON value as compact JSON (what was sent, never its text). */

@@ -1,8 +1,12 @@
 /**
  * `GET /api/c/{id}/changes`: what the conversation changed in the workspace, each change on the
- * step that made it and the talk that step is in, with totals per talk and for the conversation.
+ * step that made it and the talk that step is in, with totals per talk and for the conversation:
+ * the runtime's own patches (`changes/1` parts beside the results) and what the plugin's hooks saw
+ * a shell command change (its landed `changes` observations, paired around each call).
  * A change whose step the fold does not hold is listed with the reason, never left out.
  */
+import { isHookObservation } from '../../adapters/claude-code/hook-event.js';
+import { shellWindowChanges, type LandedObservation } from '../../assemble/shell-window-changes.js';
 import {
   changesOfRecord,
   changeTotals,
@@ -48,15 +52,21 @@ export function buildChanges(input: ViewInput): ChangesAnswer {
   const nodes = new Map<string, NodeFrame>();
   for (const e of input.fold.entities.values()) if (e.t === 'node') nodes.set(e.id, e);
   const found: WorkspaceChange[] = [];
+  const observed: LandedObservation[] = [];
   for (const f of input.files) {
     if (f.format !== 'sd' || f.seq === undefined) continue;
     for (let row = 1; ; row++) {
       const r = input.records.record(f.seq, row);
       if (!r) break;
       found.push(...changesOfRecord(r, { seq: f.seq, row }, f.stream ?? undefined));
+      if (f.kind !== 'changes') continue;
+      r.parts.forEach((p, block) => {
+        if (p.k === 'data' && isHookObservation(p.data))
+          observed.push({ observation: p.data, ref: { seq: f.seq!, row, block }, ...(f.stream ? { stream: f.stream } : {}) });
+      });
     }
   }
-  const changes = distinctChanges(found);
+  const changes = distinctChanges([...found, ...shellWindowChanges(observed)]);
   // A tool that started a child agent becomes an `agent.call` and keeps its id.
   const stepOf = (toolUse: string) => (nodes.has(entityId('tool', toolUse)) ? entityId('tool', toolUse) : undefined);
   const talkOf = (toolUse: string) => {

@@ -11,9 +11,9 @@ import { checkHeader } from '../../formats/session-data/encode.js';
 import type { Closing, Header, SdRecord } from '../../formats/session-data/types.js';
 import { SessionDataError } from '../../util/errors.js';
 import { decodeRound } from '../../formats/session-flow/decode.js';
-import { chainInputDigest } from '../../formats/session-flow/encode.js';
 import { applyRound, emptyFold } from '../../formats/session-flow/fold.js';
-import type { Ref, Round } from '../../formats/session-flow/types.js';
+import { frameRefs, roundLosses } from '../../formats/session-flow/round-losses.js';
+import type { Round } from '../../formats/session-flow/types.js';
 import { listRounds } from '../../storage/chain.js';
 import { listLanded } from '../../storage/landed-files.js';
 import { AszError } from '../../util/errors.js';
@@ -137,13 +137,6 @@ class Landed implements RecordReader {
   lane(seq: number): string {
     return this.bySeq.get(seq)?.lane ?? '';
   }
-}
-
-function refsOf(f: Round['frames'][number]): Ref[] {
-  if (f.tombstone) return [];
-  if (f.t === 'node') return [...(f.ref ? [f.ref] : []), ...(f.refs ?? [])];
-  if (f.t === 'relation') return f.evidence ?? [];
-  return [];
 }
 
 const FILE_KEYS: readonly (keyof ViewFile)[] = [
@@ -322,38 +315,19 @@ export function loadViewInput(root: string, conversation: string): ViewInput {
       problems.incomplete(`${where}: from_seq ${h.from_seq} does not follow the previous through_seq ${prevThrough}: landed evidence was skipped`);
       ok = false;
     }
-    const missing = new Set<number>();
     const badRows: string[] = [];
     for (const fr of round.frames) {
-      for (const r of refsOf(fr)) {
+      for (const r of frameRefs(fr)) {
         const l = landed.bySeq.get(r.seq);
-        if (!l) missing.add(r.seq);
-        else if (l.records.length && !l.records[r.row - 1]) badRows.push(`${r.seq}/${r.row}`);
+        if (l && l.records.length && !l.records[r.row - 1]) badRows.push(`${r.seq}/${r.row}`);
       }
     }
-    for (const s of [...missing].sort((a, b) => a - b)) problems.incomplete(`${where}: names landed sequence ${s}, which is not on disk`);
+    // A lost file is the problem of the round that consumed it, once (round-losses.ts).
+    const losses = roundLosses(round, prevThrough, prevInput, (s) => landed.bySeq.get(s)?.digest);
+    for (const line of losses.incomplete) problems.incomplete(`${where}: ${line}`);
     if (badRows.length) problems.mismatch(`${where}: names ${badRows.length} record(s) its landed files do not hold, first ${badRows[0]}`);
-    const digests: string[] = [];
-    const absent: number[] = [];
-    for (let s = h.from_seq; s <= h.through_seq; s++) {
-      const l = landed.bySeq.get(s);
-      if (l) digests.push(l.digest);
-      else absent.push(s);
-    }
-    const input = chainInputDigest(prevInput, digests);
-    // A sequence may have been taken and never landed; only when the digest disagrees is its absence a loss.
-    if (input !== h.input_digest) {
-      if (absent.length) {
-        if (!absent.every((s) => missing.has(s)))
-          problems.incomplete(
-            `${where}: the input digest cannot be recomputed: landed sequence(s) ${absent.filter((s) => !missing.has(s)).join(', ')} are not on disk`,
-          );
-      } else
-        problems.mismatch(
-          `${where}: the input digest recomputed from landed files ${h.from_seq}..${h.through_seq} is ${input}, the header says ${h.input_digest}`,
-        );
-    }
-    const verified = ok && !missing.size && !badRows.length && input === h.input_digest;
+    for (const line of losses.mismatch) problems.mismatch(`${where}: ${line}`);
+    const verified = ok && !losses.incomplete.length && !losses.mismatch.length && !badRows.length;
     const vr = rounds.find((r) => r.round === h.round && r.digest === round.commit.digest);
     if (vr) vr.verified = verified;
     rf.verified = verified;

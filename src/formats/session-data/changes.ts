@@ -31,11 +31,24 @@ export interface ChangeRecord {
   schema: typeof CHANGES_SCHEMA;
   /** The tool use the change belongs to. */
   id: string;
-  /** Who saw it: the runtime's own patch in the transcript, or a plugin watching the call. */
-  captured_by: 'transcript' | 'plugin';
+  /**
+   * Who saw it, in asz's words: `claude-code` for the patch the runtime recorded on its own editing
+   * tool, `asz-plugin` for what the plugin's hooks observed around a call. Records landed before
+   * these names say `transcript`; a reader takes that as `claude-code` (`capturedByName`).
+   */
+  captured_by: CapturedBy | 'transcript';
+  /** How the change was observed: the runtime reported it, or a scan before and after the call found it. */
+  basis?: 'runtime_reported' | 'tool_window';
   /** The session's working directory, which `path` is relative to. */
   root?: string;
   files: FileChange[];
+}
+
+export type CapturedBy = 'claude-code' | 'asz-plugin';
+
+/** A record's `captured_by` as a reader reports it: the earlier name of the runtime's own patch read as asz's. */
+export function capturedByName(v: ChangeRecord['captured_by']): CapturedBy {
+  return v === 'transcript' ? 'claude-code' : v;
 }
 
 export function isChangeRecord(v: unknown): v is ChangeRecord {

@@ -13,6 +13,8 @@ const plusMinus = (t: { lines_added: number; lines_removed: number }): Child[] =
 ];
 
 function diffBlock(c: ChangeEntry): HTMLElement {
+  if (c.basis === 'tool_window')
+    return h('p', { class: 'muted' }, 'Seen by the plugin’s look at the working directory before and after the command: sizes and times, no lines.');
   if (c.lines === 'unavailable') return h('p', { class: 'muted' }, 'The runtime’s record of this edit counts no lines (a notebook cell).');
   const pre = h('pre', { class: 'text diff' });
   for (const line of c.diff.split('\n'))
@@ -21,7 +23,7 @@ function diffBlock(c: ChangeEntry): HTMLElement {
 }
 
 function who(c: ChangeEntry): string {
-  const by = c.captured_by === 'transcript' ? 'the runtime’s own patch' : `recorded by ${c.captured_by}`;
+  const by = c.captured_by === 'claude-code' ? 'the runtime’s own patch' : 'seen by the plugin';
   if (c.user_modified === true) return `the agent proposed it and the person changed it · ${by}`;
   if (c.user_modified === false) return `the agent, as proposed · ${by}`;
   return by;
@@ -38,7 +40,8 @@ function changeCard(c: ChangeEntry): HTMLElement {
       ' ',
       h('span', { class: 'badge' }, c.operation),
       ' ',
-      plusMinus(c),
+      // A change whose lines nobody counted (a notebook cell, a shell command's scan) says so, never +0 −0.
+      c.lines === 'unavailable' ? h('span', { class: 'muted' }, 'lines not counted') : plusMinus(c),
       ' ',
       c.step ? h('a', { href: '#', 'data-goto': c.step, class: 'muted' }, 'step') : h('span', { class: 'q-unresolved' }, c.unplaced ?? 'no step'),
     ),
