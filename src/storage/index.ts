@@ -23,7 +23,6 @@ import { listLanded } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { StringCoded } from './string-codes.js';
-
 import { INDEX_MAGIC, INDEX_SCHEMA, indexDir, indexFilePath, removeLegacyIndexState } from './index-file.js';
 
 export { INDEX_SCHEMA, indexDir, readIndexState } from './index-file.js';

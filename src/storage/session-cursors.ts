@@ -11,7 +11,7 @@
  * stream cursors (hook-landing.ts) and the OTLP receiver's (`otlp/`) keep their own files.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { formatCursor, loadCursor, parseCursor, type Cursor, type CursorSlot } from './cursor.js';
 import { formatKv, parseKv } from './kv-text.js';
 import { isHookCursorName } from './hook-landing.js';
@@ -105,20 +105,27 @@ export class SessionCursors {
   }
 }
 
+/**
+ * The key of an old layout's per-source cursor file, `name` in the landed directory `dir` of the
+ * session whose directory is `sessionDir`; undefined for any other file there (the plugin's cursors included).
+ */
+export function oldCursorKey(sessionDir: string, dir: string, name: string): string | undefined {
+  if (!name.endsWith(OLD_SUFFIX) || isHookCursorName(name)) return undefined;
+  const place = dir
+    .slice(sessionDir.length + 1)
+    .split(sep)
+    .join('/');
+  return `${place}/${name.slice(0, -OLD_SUFFIX.length)}`;
+}
+
 /** The old layout's per-source cursor files of a session, by key (the OTLP receiver's and the plugin's left out). */
 export function oldCursorKeys(root: string, session: string): string[] {
   const keys: string[] = [];
-  const base = join(root, session);
   for (const { dir, otlp } of landedDirs(root, session)) {
     if (otlp) continue;
     for (const name of listDir(dir)) {
-      if (!name.endsWith(OLD_SUFFIX) || isHookCursorName(name)) continue;
-      keys.push(
-        `${dir
-          .slice(base.length + 1)
-          .split('\\')
-          .join('/')}/${name.slice(0, -OLD_SUFFIX.length)}`,
-      );
+      const key = oldCursorKey(join(root, session), dir, name);
+      if (key) keys.push(key);
     }
   }
   return keys;

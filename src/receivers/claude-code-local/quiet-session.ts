@@ -8,11 +8,10 @@ import { join } from 'node:path';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
 import { appendSourceQuiet } from '../../storage/append-source.js';
 import { snapshotSourceQuiet } from '../../storage/snapshot-source.js';
-import { SESSION_CURSORS, SessionCursors, cursorKey } from '../../storage/session-cursors.js';
+import { SESSION_CURSORS, SessionCursors, cursorKey, oldCursorKey } from '../../storage/session-cursors.js';
 import { indexDir, readIndexState } from '../../storage/index.js';
 import { landedDirs, listDir, parseLandedName } from '../../storage/layout.js';
 import { SESSION_STATE } from '../../storage/entry-names.js';
-import { isHookCursorName } from '../../storage/hook-landing.js';
 
 const isTemporary = (name: string) => name.startsWith('.tmp-');
 
@@ -33,7 +32,8 @@ export function quietSession(root: string, s: DiscoveredSession): boolean {
   for (const { dir, otlp } of landedDirs(root, s.id)) {
     for (const name of listDir(dir)) {
       if (isTemporary(name)) return false;
-      if (!otlp && name.endsWith('.cursor') && !isHookCursorName(name)) keys.add(`${dir.slice(base.length + 1)}/${name.slice(0, -'.cursor'.length)}`);
+      const key = otlp ? undefined : oldCursorKey(base, dir, name);
+      if (key) keys.add(key);
       const seq = parseLandedName(name)?.seq ?? 0;
       if (seq > highest) highest = seq;
     }
