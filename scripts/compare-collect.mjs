@@ -7,6 +7,10 @@
  *  1. in process, with one fixed clock: every file of the two roots byte for byte (names, stamps, digests, index, cursors);
  *  2. `aszcol collect --once` (worker threads, the real clock): the same files once the pass's stamp is taken out of
  *     the names, and every landed record line identical (the header's `at` and the digests that cover it differ).
+ * Either build may keep a session's source cursors in one file (`<session>/sources.cursor`) or one file per source
+ * (`<stream>/<prefix>.cursor`, before it): the one file is read as the per-source files it replaces, each entry's bytes
+ * exactly as that file held them, so the comparison is byte for byte either way. An `index/index.state` (the older
+ * layout's second index file, its facts now in the index file's head) is counted apart, not as a difference.
  * Exits 1 and names the first differences when the roots differ.
  */
 import { spawnSync } from 'node:child_process';
@@ -49,8 +53,10 @@ const STAMP = /\d{8}T\d{6}\.\d+Z/g;
 function snapshot(root, normalize) {
   const out = new Map();
   for (const path of walk(root)) {
-    const [name, bytes] = normalize(relative(root, path), readFileSync(path));
-    if (name !== undefined) out.set(name, bytes);
+    for (const [layoutName, layoutBytes] of layoutFree(relative(root, path), readFileSync(path))) {
+      const [name, bytes] = normalize(layoutName, layoutBytes);
+      if (name !== undefined) out.set(name, bytes);
+    }
   }
   return out;
 }
@@ -65,7 +71,31 @@ function compare(label, a, b) {
   return problems.length;
 }
 
-const exact = (name, bytes) => [name, bytes];
+/** Byte for byte, but for the landing epoch: a token each landing makes afresh (its writer's pid and a time), not landed data. */
+const exact = (name, bytes) => (name.startsWith('_conversations/.landing/') ? [undefined] : [name, bytes]);
+
+/** A session's `sources.cursor` as the per-source cursor files it stands for: `[name, bytes]` pairs. */
+function perSourceCursors(name, bytes) {
+  const session = name.slice(0, name.indexOf('/'));
+  const [, ...blocks] = bytes.toString('utf8').split('\n\n');
+  return blocks.map((block) => {
+    const nl = block.indexOf('\n');
+    const key = block.slice(0, nl).replace(/^at\s+/, '');
+    const rest = block.slice(nl + 1);
+    return [`${session}/${key}.cursor`, Buffer.from(rest.endsWith('\n') ? rest : `${rest}\n`)];
+  });
+}
+
+let retiredIndexStates = 0;
+/** Files of either cursor layout made comparable; the older layout's index.state set aside and counted. */
+function layoutFree(name, bytes) {
+  if (/^[^/]+\/index\/index\.state$/.test(name)) {
+    retiredIndexStates++;
+    return [];
+  }
+  if (/^[^/]+\/sources\.cursor$/.test(name)) return perSourceCursors(name, bytes);
+  return [[name, bytes]];
+}
 /** Landed files without the pass's time: record lines only; state files that carry the time or digests over it are left out. */
 function timeless(name, bytes) {
   if (!name.endsWith('.sd')) return [undefined];
@@ -83,5 +113,6 @@ const [cliBase, cliOther] = roots('cli');
 viaCli(baseTree, cliBase);
 viaCli(otherTree, cliOther);
 differences += compare('collect --once, landed records', snapshot(cliBase, timeless), snapshot(cliOther, timeless));
+if (retiredIndexStates) process.stdout.write(`index.state files of the older layout, set aside: ${retiredIndexStates}\n`);
 process.stdout.write(`roots kept under ${work}\n`);
 process.exit(differences ? 1 : 0);

@@ -17,6 +17,8 @@ import { dirname, join } from 'node:path';
 import { LocalCollector } from '../receivers/claude-code-local/pass.js';
 import { parseSession } from '../processors/assembler/parse.js';
 import { loadCursor } from '../storage/cursor.js';
+import { SessionCursors } from '../storage/session-cursors.js';
+import { isHookCursorName } from '../storage/hook-landing.js';
 import { listLanded } from '../storage/landed-files.js';
 import { landedDirs, listDir } from '../storage/layout.js';
 import { verifyRoot } from '../storage/verify.js';
@@ -30,17 +32,21 @@ interface Violation {
 
 const PROJECTS = join('_source', 'projects');
 
-/** Each cursor of the session by its file, as `source state`. */
+/**
+ * Each cursor of the session as `source state`, named as an older root's per-source file would be:
+ * the plugin's cursor files, and the source cursors (of the session's cursor file, or its old files).
+ */
 function cursors(root: string, session: string): Map<string, { source: string; state: string }> {
   const out = new Map<string, { source: string; state: string }>();
   for (const { dir, otlp } of landedDirs(root, session)) {
     if (otlp) continue;
     for (const n of listDir(dir)) {
-      if (!n.endsWith('.cursor')) continue;
+      if (!isHookCursorName(n)) continue;
       const c = loadCursor(join(dir, n));
       if (c) out.set(join(dir, n).slice(root.length + 1), { source: c.source, state: c.state });
     }
   }
+  for (const { key, cursor } of SessionCursors.read(root, session).all()) out.set(`${session}/${key}.cursor`, { source: cursor.source, state: cursor.state });
   return out;
 }
 

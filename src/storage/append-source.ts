@@ -1,8 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import type { SdRecord } from '../formats/session-data/types.js';
-import { formatCursor, loadCursor, saveCursor, type Cursor, type AppendCursor } from './cursor.js';
+import type { AppendCursor, Cursor, CursorSlot } from './cursor.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { FreshlyLanded } from './fresh-index.js';
 import { landLines, type LandingTarget, type SourceLine } from './landing.js';
@@ -181,10 +180,10 @@ export function appendSourceQuiet(path: string, rel: string, c: Cursor | undefin
  * cut at complete lines, land, then commit the cursor. Change is judged by size against offset,
  * never by mtime; a consumed byte that changed is a conflict that is kept.
  */
-export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string): SourceOutcome {
-  const save = (c: Cursor) => (spec.batch ? spec.batch.stageReplace(cursorPath, formatCursor(c)) : saveCursor(cursorPath, c));
-  const prev = loadCursor(cursorPath);
-  if (prev && prev.kind !== 'append') return { status: 'conflict', reason: `cursor ${cursorPath} is not an append cursor`, known: false };
+export function collectAppendSource(spec: AppendSourceSpec, cursor: CursorSlot): SourceOutcome {
+  const save = (c: AppendCursor) => cursor.save(c);
+  const prev = cursor.load();
+  if (prev && prev.kind !== 'append') return { status: 'conflict', reason: `cursor ${cursor.where} is not an append cursor`, known: false };
   if (prev && prev.source !== spec.rel) {
     return { status: 'conflict', reason: `${spec.rel} would land in the stream ${prev.source} already lands in`, known: false };
   }
@@ -271,5 +270,3 @@ export function collectAppendSource(spec: AppendSourceSpec, cursorPath: string):
     closeSync(fd);
   }
 }
-
-export const cursorPathFor = (target: LandingTarget) => join(target.dir, `${target.prefix}.cursor`);

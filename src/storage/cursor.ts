@@ -111,3 +111,11 @@ export function loadCursor(path: string): Cursor | undefined {
 export function saveCursor(path: string, c: Cursor): void {
   replaceAtomically(path, formatCursor(c));
 }
+
+/** Where one source's cursor is read and written: an entry of its session's cursor file (session-cursors.ts), or a file of its own. */
+export interface CursorSlot {
+  /** Named in a conflict's reason. */
+  readonly where: string;
+  load(): Cursor | undefined;
+  save(c: Cursor): void;
+}

@@ -1,12 +1,11 @@
 /**
  * The derived index of a session: identifiers and roles of every landed record, never text.
  * Assembly reads only this. It is disposable: deleted, it is rebuilt from the landed files;
- * a schema change discards it. `index.state` records how far it reaches (`indexed_seq`).
+ * a schema change discards it. Its file's head records how far it reaches (`indexed_seq`, index-file.ts).
  */
 import { manifestOf } from '../formats/session-data/provider-body.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { readSessionData } from '../formats/session-data/decode.js';
 import { isChangeRecord } from '../formats/session-data/changes.js';
 import type { FileKind, PartKind, PartState, SdRecord } from '../formats/session-data/types.js';
@@ -20,13 +19,13 @@ import {
   type FigureColumns,
   type Figures,
 } from './index-figures.js';
-import { formatKv, parseKv } from './kv-text.js';
 import { listLanded } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { StringCoded } from './string-codes.js';
+import { INDEX_MAGIC, INDEX_SCHEMA, indexDir, indexFilePath, removeLegacyIndexState } from './index-file.js';
 
-export const INDEX_SCHEMA = 7;
+export { INDEX_SCHEMA, indexDir, readIndexState } from './index-file.js';
 
 /** A part assembly can use (text, reasoning, call, result), with its position in the record's parts. */
 export interface IndexedPart {
@@ -93,7 +92,6 @@ export interface SessionIndex {
   entries: IndexEntry[];
 }
 
-export const indexDir = (root: string, session: string) => join(root, session, 'index');
 const KINDS: readonly PartKind[] = ['text', 'reasoning', 'call', 'result', 'media', 'data', 'unknown'];
 const STATES: readonly PartState[] = ['available', 'truncated', 'redacted', 'omitted', 'unavailable'];
 const ROW_STRIDE = 19;
@@ -165,8 +163,6 @@ function providerBodyFigures(r: SdRecord): FigureList | undefined {
  * parse of every number. An index of 60,000 entries
  * loads in tens of milliseconds.
  */
-const MAGIC = 0x49_5a_53_41; // "ASZI"
-
 function encodeIndex(ix: SessionIndex): Buffer {
   const strings: string[] = [];
   const at = new Map<string, number>();
@@ -232,7 +228,7 @@ function encodeIndex(ix: SessionIndex): Buffer {
   const pad = (8 - ((12 + headLen) % 8)) % 8; // the typed columns start 8-aligned
   head = Buffer.concat([head, Buffer.alloc(pad)]);
   const pre = Buffer.alloc(12);
-  pre.writeUInt32LE(MAGIC, 0);
+  pre.writeUInt32LE(INDEX_MAGIC, 0);
   pre.writeUInt32LE(INDEX_SCHEMA, 4);
   pre.writeUInt32LE(headLen, 8);
   return Buffer.concat([
@@ -369,7 +365,7 @@ class IndexedRecord implements IndexEntry, StringCoded {
 }
 
 function decodeIndex(buf: Buffer): SessionIndex | undefined {
-  if (buf.length < 12 || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== INDEX_SCHEMA) return undefined;
+  if (buf.length < 12 || buf.readUInt32LE(0) !== INDEX_MAGIC || buf.readUInt32LE(4) !== INDEX_SCHEMA) return undefined;
   const headLen = buf.readUInt32LE(8);
   const headText = buf.toString('utf8', 12, 12 + headLen);
   const nl = headText.indexOf('\n');
@@ -417,7 +413,7 @@ function decodeIndex(buf: Buffer): SessionIndex | undefined {
 export function loadIndex(root: string, session: string): SessionIndex | undefined {
   let buf: Buffer;
   try {
-    buf = readFileSync(join(indexDir(root, session), 'entries.bin'));
+    buf = readFileSync(indexFilePath(root, session));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -429,29 +425,17 @@ export function loadIndex(root: string, session: string): SessionIndex | undefin
   }
 }
 
-export function saveIndex(root: string, ix: SessionIndex, batch?: SyncBatch): void {
-  const dir = indexDir(root, ix.session);
-  mkdirSync(dir, { recursive: true });
-  const replace = batch ? (path: string, content: string | Buffer) => batch.stageReplace(path, content) : replaceAtomically;
-  replace(join(dir, 'entries.bin'), encodeIndex(ix));
-  replace(
-    join(dir, 'index.state'),
-    formatKv([
-      ['schema', INDEX_SCHEMA],
-      ['indexed_seq', ix.indexedSeq],
-      ['files', ix.files.length],
-      ['entries', ix.entries.length],
-    ]),
-  );
-}
-
-export function readIndexState(root: string, session: string): { schema: number; indexedSeq: number } | undefined {
-  try {
-    const m = parseKv(readFileSync(join(indexDir(root, session), 'index.state'), 'utf8'));
-    return { schema: Number(m.get('schema')), indexedSeq: Number(m.get('indexed_seq')) };
-  } catch {
-    return undefined;
-  }
+/**
+ * Writes the session's index: one file whose head says how far it reaches, so the index and its state
+ * move together. `fresh`: the session's directory was new under this lock, so there is no old
+ * layout's `index.state` to remove.
+ */
+export function saveIndex(root: string, ix: SessionIndex, batch?: SyncBatch, fresh = false): void {
+  mkdirSync(indexDir(root, ix.session), { recursive: true });
+  if (!fresh) removeLegacyIndexState(root, ix.session);
+  const path = indexFilePath(root, ix.session);
+  if (batch) batch.stageReplace(path, encodeIndex(ix));
+  else replaceAtomically(path, encodeIndex(ix));
 }
 
 export function discardIndex(root: string, session: string): void {

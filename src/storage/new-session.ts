@@ -29,6 +29,6 @@ export function sessionIsNew(root: string, session: string): boolean {
 export function indexNewSession(root: string, session: string, fresh: FreshlyLanded[], batch?: SyncBatch): SessionIndex {
   const ix: SessionIndex = { session, indexedSeq: 0, files: [], entries: [] };
   for (const x of [...fresh].sort((a, b) => a.seq - b.seq)) appendFresh(ix, x, relative(root, x.path).split('\\').join('/'));
-  if (ix.files.length) saveIndex(root, ix, batch);
+  if (ix.files.length) saveIndex(root, ix, batch, true);
   return ix;
 }

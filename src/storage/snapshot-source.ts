@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { shortSha } from '../formats/session-data/encode.js';
 import { readSessionData } from '../formats/session-data/decode.js';
 import type { SdRecord } from '../formats/session-data/types.js';
-import { formatCursor, loadCursor, saveCursor, type Cursor, type SnapshotCursor } from './cursor.js';
+import type { Cursor, CursorSlot, SnapshotCursor } from './cursor.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { FreshlyLanded } from './fresh-index.js';
 import { landLines, type LandingTarget } from './landing.js';
@@ -77,10 +77,10 @@ export function snapshotSourceQuiet(path: string, rel: string, c: Cursor | undef
  * A changed digest lands the whole document as a new one-record file: a new immutable version,
  * never an edit. An empty file lands nothing.
  */
-export function collectSnapshotSource(spec: SnapshotSourceSpec, cursorPath: string): SourceOutcome {
-  const save = (c: Cursor) => (spec.batch ? spec.batch.stageReplace(cursorPath, formatCursor(c)) : saveCursor(cursorPath, c));
-  const prev = loadCursor(cursorPath);
-  if (prev && prev.kind !== 'snapshot') return { status: 'conflict', reason: `cursor ${cursorPath} is not a snapshot cursor`, known: false };
+export function collectSnapshotSource(spec: SnapshotSourceSpec, cursor: CursorSlot): SourceOutcome {
+  const save = (c: SnapshotCursor) => cursor.save(c);
+  const prev = cursor.load();
+  if (prev && prev.kind !== 'snapshot') return { status: 'conflict', reason: `cursor ${cursor.where} is not a snapshot cursor`, known: false };
   if (prev && prev.source !== spec.rel) {
     return { status: 'conflict', reason: `${spec.rel} would land where ${prev.source} already lands`, known: false };
   }

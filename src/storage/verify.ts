@@ -4,6 +4,7 @@ import { CONVERSATIONS } from './chain.js';
 import { readSessionData } from '../formats/session-data/decode.js';
 import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { loadCursor } from './cursor.js';
+import { SessionCursors } from './session-cursors.js';
 import { processAlive } from '../util/process-alive.js';
 import { tempWriterPid } from './write-once.js';
 import { landedDirs, listDir, parseLandedName, isSessionEntryName } from './layout.js';
@@ -90,9 +91,18 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
       continue;
     }
     r.sessions++;
+    let cursors: SessionCursors | undefined;
+    try {
+      cursors = SessionCursors.read(root, session);
+    } catch (err) {
+      r.problems.push((err as Error).message);
+    }
     const seqs = new Map<number, string>();
-    for (const { dir } of dirs) {
+    for (const { dir, otlp } of dirs) {
       r.streams++;
+      // The source cursors name their stream or run directory under the session (session-cursors.ts); the OTLP receiver's are files.
+      const place = relative(join(root, session), dir).split(sep).join('/');
+      const cursorOf = (prefix: string) => (otlp ? loadCursor(join(dir, `${prefix}.cursor`)) : cursors?.get(`${place}/${prefix}`));
       const byPrefix = new Map<string, { seq: number; name: string }[]>();
       for (const name of listDir(dir)) {
         const p = parseLandedName(name);
@@ -103,10 +113,9 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
         (byPrefix.get(p.prefix) ?? byPrefix.set(p.prefix, []).get(p.prefix)!).push({ seq: p.seq, name });
       }
       // A stream whose every file of a kind is gone still has that kind's cursor: its end gap is checked too.
-      for (const name of listDir(dir)) {
-        const prefix = name.endsWith('.cursor') ? name.slice(0, -'.cursor'.length) : '';
-        if (APPEND_PREFIXES.has(prefix) && !byPrefix.has(prefix)) byPrefix.set(prefix, []);
-      }
+      const cursorPrefixes = listDir(dir).map((name) => (name.endsWith('.cursor') ? name.slice(0, -'.cursor'.length) : ''));
+      if (!otlp) for (const key of cursors?.keys({ oldLayout: false }) ?? []) if (key.startsWith(`${place}/`)) cursorPrefixes.push(key.slice(place.length + 1));
+      for (const prefix of cursorPrefixes) if (APPEND_PREFIXES.has(prefix) && !byPrefix.has(prefix)) byPrefix.set(prefix, []);
       for (const [prefix, files] of byPrefix) {
         files.sort((a, b) => a.seq - b.seq);
         let maxOrd = 0;
@@ -154,7 +163,7 @@ export function verifyRoot(root: string, only?: string): VerifyReport {
             seenOff.set(rec.ord, rec.off);
           }
         }
-        const cursor = loadCursor(join(dir, `${prefix}.cursor`));
+        const cursor = cursorOf(prefix);
         if (cursor?.kind === 'append' && APPEND_PREFIXES.has(prefix) && (cursor.offset > end || cursor.ord > maxOrd)) {
           r.problems.push(
             `${dir}: end gap in ${prefix}: the records reach byte ${end} (ord ${maxOrd}), the cursor has read to ${cursor.offset} (ord ${cursor.ord})`,

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
-import { updateIndex } from '../../src/storage/index.js';
+import { INDEX_SCHEMA, readIndexState, updateIndex } from '../../src/storage/index.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 
@@ -92,12 +92,11 @@ describe('a session landed for the first time', () => {
     for (let i = 0; i < SESSIONS; i++) {
       const dir = join(root, sid(i), 'index');
       const written = readFileSync(join(dir, 'entries.bin'));
-      const state = readFileSync(join(dir, 'index.state'), 'utf8');
       rmSync(dir, { recursive: true });
       expect(updateIndex(root, sid(i)).problems).toEqual([]);
       expect(readFileSync(join(dir, 'entries.bin')).equals(written)).toBe(true);
-      expect(readFileSync(join(dir, 'index.state'), 'utf8')).toBe(state);
+      expect(readdirSync(dir)).toEqual(['entries.bin']);
     }
-    expect(readFileSync(join(root, s, 'index', 'index.state'), 'utf8')).toMatch(/indexed_seq[ =:]+2/);
+    expect(readIndexState(root, s)).toEqual({ schema: INDEX_SCHEMA, indexedSeq: 2 });
   });
 });

@@ -74,15 +74,15 @@ describe('a one-shot collect remembers what it left quiet', () => {
     expect(await collect(config, base)).toMatchObject({ sessions: 3, sources: 3, landedFiles: 0, errors: [] });
     expect(memory(root)).toEqual({ sessions: [sid(0), sid(1), sid(2)], discovery: true });
 
-    // Inside a landed stream, by hand: a full judgement would see the index state gone and rebuild it; the memory does not look.
-    rmSync(join(root, sid(1), 'index', 'index.state'));
+    // Inside a landed stream, by hand: a full judgement would see the index file gone and rebuild it; the memory does not look.
+    rmSync(join(root, sid(1), 'index', 'entries.bin'));
     expect(await collect(config, base)).toMatchObject({ sessions: 3, landedFiles: 0, errors: [] });
-    expect(existsSync(join(root, sid(1), 'index', 'index.state'))).toBe(false);
+    expect(existsSync(join(root, sid(1), 'index', 'entries.bin'))).toBe(false);
 
     // The source moves: its stat differs, the session is judged in full (the index rebuilt) and the line lands.
     writeLines(join(src, '-p', `${sid(1)}.jsonl`), [rec.user(sid(1), 'third 1')], { append: true });
     expect(await collect(config, base)).toMatchObject({ sessions: 3, landedFiles: 1, errors: [] });
-    expect(existsSync(join(root, sid(1), 'index', 'index.state'))).toBe(true);
+    expect(existsSync(join(root, sid(1), 'index', 'entries.bin'))).toBe(true);
     expect(leftOver(root, src)).toMatchObject({ landedFiles: 0, errors: [] });
   }, 120_000);
 
@@ -97,7 +97,7 @@ describe('a one-shot collect remembers what it left quiet', () => {
 
     rmSync(join(root, sid(0), 'index'), { recursive: true });
     expect(await collect(config, base)).toMatchObject({ sessions: 2, landedFiles: 0, errors: [] });
-    expect(readdirSync(join(root, sid(0), 'index')).sort()).toEqual(['entries.bin', 'index.state']);
+    expect(readdirSync(join(root, sid(0), 'index')).sort()).toEqual(['entries.bin']);
 
     // A lock taken and let go (any writer of the session, the index's included) leaves the directory's time moved:
     // the session is judged in full and remembered again with the new time, not carried over with the old one.

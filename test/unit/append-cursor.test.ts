@@ -3,6 +3,7 @@ import { appendFileSync, copyFileSync, readFileSync, renameSync, rmSync, statSyn
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { loadCursor } from '../../src/storage/cursor.js';
+import { SessionCursors, sessionCursorsPath } from '../../src/storage/session-cursors.js';
 import { verifyRoot } from '../../src/storage/verify.js';
 import { bench, SID } from '../helpers/collect.js';
 import { landedFiles, recordsOf } from '../helpers/root.js';
@@ -11,7 +12,7 @@ import { cleanupTemp } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
 
-const cursorOf = (root: string) => loadCursor(join(root, SID, 'streams', 'main', 'transcript.cursor'))!;
+const cursorOf = (root: string) => SessionCursors.read(root, SID).get('streams/main/transcript')!;
 const lines = (n: number, from = 0) => Array.from({ length: n }, (_, i) => rec.user(SID, `line ${from + i}`));
 
 describe('append cursors, step by step', () => {
@@ -20,11 +21,11 @@ describe('append cursors, step by step', () => {
     writeLines(b.main, lines(5));
     const r1 = b.pass();
     expect(r1).toMatchObject({ landedFiles: 1, landedRecords: 5, errors: [] });
-    const c1 = readFileSync(join(b.root, SID, 'streams', 'main', 'transcript.cursor'), 'utf8');
+    const c1 = readFileSync(sessionCursorsPath(b.root, SID), 'utf8');
     const r2 = b.pass();
     expect(r2).toMatchObject({ landedFiles: 0, landedRecords: 0 });
     // Step 3: same size, same inode: the cursor is not even rewritten.
-    expect(readFileSync(join(b.root, SID, 'streams', 'main', 'transcript.cursor'), 'utf8')).toBe(c1);
+    expect(readFileSync(sessionCursorsPath(b.root, SID), 'utf8')).toBe(c1);
   });
 
   test('a line nested 5,000 deep (fuzz seed F1) lands whole as an unknown part with the reason; the lines around it land as usual', () => {

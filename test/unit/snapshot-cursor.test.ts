@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { bench, PROJECT, SID } from '../helpers/collect.js';
 import { landedFiles } from '../helpers/root.js';
 import { cleanupTemp } from '../helpers/tmp.js';
-import { loadCursor } from '../../src/storage/cursor.js';
+import { SessionCursors } from '../../src/storage/session-cursors.js';
 
 afterAll(cleanupTemp);
 
@@ -30,7 +30,7 @@ describe('snapshot cursors', () => {
     expect(b.pass().landedFiles).toBe(0); // an empty file lands nothing
     rmSync(m);
     expect(b.pass().sourceGone).toBe(1);
-    expect(loadCursor(join(b.root, SID, 'runs', 'wf_abc-123', 'manifest.cursor'))!.state).toBe('source_gone');
+    expect(SessionCursors.read(b.root, SID).get('runs/wf_abc-123/manifest')!.state).toBe('source_gone');
   });
 
   test('a sidecar lands with its child, label and the call it answers', () => {

@@ -11,7 +11,7 @@ import { landedFiles } from '../helpers/root.js';
 import { cleanupTemp } from '../helpers/tmp.js';
 import { convertSidecar } from '../../src/adapters/claude-code/dialect.js';
 import { landLines } from '../../src/storage/landing.js';
-import { loadCursor } from '../../src/storage/cursor.js';
+import { SessionCursors, sessionCursorsPath } from '../../src/storage/session-cursors.js';
 import { verifyRoot } from '../../src/storage/verify.js';
 
 afterAll(cleanupTemp);
@@ -24,7 +24,7 @@ describe('a document source landed again after a kill', () => {
     const dir = join(b.src, PROJECT, SID, 'subagents');
     mkdirSync(dir, { recursive: true });
     const sidecar = join(dir, `agent-${A1}.meta.json`);
-    const cursor = join(b.root, SID, 'streams', A1, 'meta.cursor');
+    const cursor = sessionCursorsPath(b.root, SID); // the session's cursors, this sidecar's among them
     writeFileSync(sidecar, JSON.stringify({ description: 'first' }));
     expect(b.pass().landedFiles).toBe(1);
     // The sidecar changes; the pass lands its version, then "dies" before the cursor commits:
@@ -38,7 +38,7 @@ describe('a document source landed again after a kill', () => {
     expect(again.landedFiles).toBe(0);
     expect(landedFiles(b.root, SID).map((f) => f.records[0]!.label)).toEqual(['first', 'second']);
     // The cursor now accounts for the version already on disk, and a real change still lands.
-    expect(loadCursor(cursor)).toMatchObject({ last_seq: 2, state: 'active' });
+    expect(SessionCursors.read(b.root, SID).get(`streams/${A1}/meta`)).toMatchObject({ last_seq: 2, state: 'active' });
     writeFileSync(sidecar, JSON.stringify({ description: 'third' }));
     expect(b.pass().landedFiles).toBe(1);
     expect(verifyRoot(b.root)).toMatchObject({ problems: [], relanded: 0, files: 3 });

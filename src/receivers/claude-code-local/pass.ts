@@ -5,6 +5,7 @@ import { SessionPool } from './session-pool.js';
 import { SessionLock } from '../../storage/session-lock.js';
 import { sweepDeadWriters } from '../../storage/landing-epoch.js';
 import { isSessionEntryName, listDir } from '../../storage/layout.js';
+import { SessionCursors } from '../../storage/session-cursors.js';
 
 import { ProviderBodyCollector } from './provider-bodies.js';
 import { landHookObservations } from './hook-observations.js';
@@ -180,8 +181,9 @@ export class LocalCollector {
           continue;
         }
         try {
-          markPruned(o.root, o.sourceRoot, id, new Set(), report);
-          report.conflicts += countConflicts(o.root, id);
+          const cursors = SessionCursors.read(o.root, id);
+          markPruned(o.sourceRoot, cursors, new Set(), report);
+          report.conflicts += countConflicts(cursors);
           this.checkedUndiscovered.add(id);
         } catch (err) {
           report.errors.push({ where: join(o.root, id), message: (err as Error).message });

@@ -8,11 +8,10 @@ import { join } from 'node:path';
 import type { DiscoveredSession } from '../../adapters/claude-code/discovery.js';
 import { appendSourceQuiet } from '../../storage/append-source.js';
 import { snapshotSourceQuiet } from '../../storage/snapshot-source.js';
-import { loadCursor } from '../../storage/cursor.js';
+import { SESSION_CURSORS, SessionCursors, cursorKey, oldCursorKey } from '../../storage/session-cursors.js';
 import { indexDir, readIndexState } from '../../storage/index.js';
 import { landedDirs, listDir, parseLandedName } from '../../storage/layout.js';
 import { SESSION_STATE } from '../../storage/entry-names.js';
-import { isHookCursorName } from '../../storage/hook-landing.js';
 
 const isTemporary = (name: string) => name.startsWith('.tmp-');
 
@@ -20,22 +19,31 @@ export function quietSession(root: string, s: DiscoveredSession): boolean {
   const top = listDir(join(root, s.id));
   // A lock held now, or left by a killed holder; a temporary anywhere; no session.state: the full path.
   if (top.length === 0 || top.includes('.lock') || !top.includes(SESSION_STATE) || top.some(isTemporary)) return false;
-  let cursors = 0;
+  let cursors: SessionCursors;
+  try {
+    cursors = SessionCursors.read(root, s.id, top.includes(SESSION_CURSORS));
+  } catch {
+    return false; // a cursor file that does not read: the full path says why
+  }
+  // The names of the session's cursors: its cursor file's entries and an older root's per-source files.
+  const keys = new Set(cursors.keys({ oldLayout: false }));
   let highest = 0;
+  const base = join(root, s.id);
   for (const { dir, otlp } of landedDirs(root, s.id)) {
     for (const name of listDir(dir)) {
       if (isTemporary(name)) return false;
-      if (!otlp && name.endsWith('.cursor') && !isHookCursorName(name)) cursors++;
+      const key = otlp ? undefined : oldCursorKey(base, dir, name);
+      if (key) keys.add(key);
       const seq = parseLandedName(name)?.seq ?? 0;
       if (seq > highest) highest = seq;
     }
   }
   // One cursor per source and no other: a cursor whose source is gone is the full path's to mark.
-  if (cursors !== s.sources.length) return false;
+  if (keys.size !== s.sources.length) return false;
   if (listDir(indexDir(root, s.id)).some(isTemporary) || (top.includes('metrics') && listDir(join(root, s.id, 'metrics')).some(isTemporary))) return false;
   if ((readIndexState(root, s.id)?.indexedSeq ?? -1) < highest) return false;
   for (const src of s.sources) {
-    const c = loadCursor(join(root, s.id, src.area, src.areaName, `${src.prefix}.cursor`));
+    const c = cursors.get(cursorKey(src.area, src.areaName, src.prefix));
     if (!(src.reading === 'append' ? appendSourceQuiet(src.path, src.rel, c) : snapshotSourceQuiet(src.path, src.rel, c))) return false;
   }
   return true;

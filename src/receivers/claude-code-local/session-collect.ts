@@ -13,7 +13,7 @@ import {
 } from '../../adapters/claude-code/dialect.js';
 import { collectAppendSource, type SourceOutcome } from '../../storage/append-source.js';
 import { collectSnapshotSource } from '../../storage/snapshot-source.js';
-import { loadCursor, saveCursor } from '../../storage/cursor.js';
+import { SessionCursors, cursorKey } from '../../storage/session-cursors.js';
 import type { FileLock } from '../../storage/lock.js';
 import { SessionLock } from '../../storage/session-lock.js';
 import type { BatchLandingMark } from '../../storage/batch-landing-mark.js';
@@ -21,8 +21,6 @@ import { readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
 import { sweepSessionTemporaries } from '../../storage/session-temporaries.js';
-import { isHookCursorName } from '../../storage/hook-landing.js';
-import { landedDirs, listDir } from '../../storage/layout.js';
 import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
 import { SyncBatch } from '../../storage/sync-batch.js';
@@ -127,36 +125,26 @@ function converterFor(s: SourceFile): (b: Buffer) => ReturnType<typeof convertTr
 
 /**
  * The cursors of a session whose files discovery no longer lists: each `active` one whose file
- * is gone becomes `source_gone`. A permission error is not a missing file, so it leaves the cursor.
+ * is gone becomes `source_gone` (written now, or staged in `batch`). A permission error is not a
+ * missing file, so it leaves the cursor. The OTLP receiver's cursors and the plugin's are not the
+ * session's source cursors (session-cursors.ts) and are left alone.
  */
-export function markPruned(root: string, sourceRoot: string, session: string, listed: Set<string>, report: PassReport): void {
-  // The OTLP receiver's cursors name no source file of this adapter's: they are left alone.
-  for (const { dir, otlp } of landedDirs(root, session)) {
-    if (otlp) continue;
-    for (const name of listDir(dir)) {
-      // The plugin's cursors follow the hook spool under the root, not a file of the source root.
-      if (!name.endsWith('.cursor') || isHookCursorName(name)) continue;
-      const path = join(dir, name);
-      const c = loadCursor(path);
-      if (!c || c.state !== 'active' || listed.has(c.source)) continue;
-      try {
-        statSync(join(sourceRoot, c.source));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-          saveCursor(path, { ...c, state: 'source_gone', updated_at: rfc3339(nowNs()) });
-          report.sourceGone++;
-        }
+export function markPruned(sourceRoot: string, cursors: SessionCursors, listed: Set<string>, report: PassReport, batch?: SyncBatch): void {
+  for (const { key, cursor: c } of cursors.all()) {
+    if (c.state !== 'active' || listed.has(c.source)) continue;
+    try {
+      statSync(join(sourceRoot, c.source));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        cursors.set(key, { ...c, state: 'source_gone', updated_at: rfc3339(nowNs()) }, batch);
+        report.sourceGone++;
       }
     }
   }
 }
 
-export function countConflicts(root: string, session: string): number {
-  let n = 0;
-  for (const { dir } of landedDirs(root, session)) {
-    for (const name of listDir(dir)) if (name.endsWith('.cursor') && loadCursor(join(dir, name))?.state === 'conflict') n++;
-  }
-  return n;
+export function countConflicts(cursors: SessionCursors): number {
+  return cursors.all().filter(({ cursor }) => cursor.state === 'conflict').length;
 }
 
 /** A session collected into a batch and still held under its lock until the batch is durable. */
@@ -171,6 +159,8 @@ export interface HeldSession {
   fresh: FreshlyLanded[];
   /** The session's directory held only the lock when it was taken: nothing to sweep, prune or read back. */
   isNew: boolean;
+  /** The session's source cursors as this pass left them. */
+  cursors: SessionCursors;
 }
 
 /**
@@ -198,6 +188,7 @@ export function beginSession(
     const isNew = sessionIsNew(o.root, s.id);
     if (!isNew) sweepSessionTemporaries(o.root, s.id);
     const counter = new SequenceCounter(o.root, s.id, isNew);
+    const cursors = isNew ? SessionCursors.fresh(o.root, s.id) : SessionCursors.read(o.root, s.id);
     const firstSeq = counter.peek();
     const passNs = (o.clock ?? nowNs)();
     const stamp = compactStamp(passNs);
@@ -213,7 +204,7 @@ export function beginSession(
       report.sources++;
       listed.add(src.rel);
       const t = target(o.root, src, stamp, at, o.adapter);
-      const key = `${src.area}/${src.areaName}/${src.prefix}`;
+      const key = cursorKey(src.area, src.areaName, src.prefix);
       const owner = claimed.get(key);
       if (owner !== undefined) {
         // Two source files would share one stream or run directory: refuse the second rather than mix them behind one cursor.
@@ -221,7 +212,6 @@ export function beginSession(
         continue;
       }
       claimed.set(key, src.rel);
-      const cursorPath = join(t.dir, `${src.prefix}.cursor`);
       let outcome: SourceOutcome;
       try {
         outcome =
@@ -239,11 +229,11 @@ export function beginSession(
                   batch,
                   fresh,
                 },
-                cursorPath,
+                cursors.slot(key, batch),
               )
             : collectSnapshotSource(
                 { path: src.path, rel: src.rel, target: t, nextSeq: () => counter.take(), convert: converterFor(src), now, batch, fresh },
-                cursorPath,
+                cursors.slot(key, batch),
               );
       } catch (err) {
         report.errors.push({ where: src.path, message: (err as Error).message });
@@ -251,7 +241,7 @@ export function beginSession(
       }
       recordOutcome(report, src, outcome);
     }
-    return { id: s.id, lock, counter, firstSeq, listed, at, fresh, isNew };
+    return { id: s.id, lock, counter, firstSeq, listed, at, fresh, isNew, cursors };
   } catch (err) {
     report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
     lock.release();
@@ -271,7 +261,7 @@ export function finishSessions(held: HeldSession[], o: LocalCollectOptions, repo
         // Every cursor and landed file in it is this pass's: none to prune, the index is what landed.
         indexNewSession(o.root, h.id, h.fresh, state);
       } else {
-        markPruned(o.root, o.sourceRoot, h.id, h.listed, report);
+        markPruned(o.sourceRoot, h.cursors, h.listed, report, state);
         // The index follows what landed; after a crash it catches up with every file above indexed_seq.
         if ((readIndexState(o.root, h.id)?.indexedSeq ?? 0) < h.counter.peek() - 1) {
           const { problems } = extendIndex(o.root, h.id, h.fresh, state);
