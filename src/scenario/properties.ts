@@ -17,7 +17,7 @@ import { parseSession } from '../processors/assembler/parse.js';
 import { loadIndex } from '../storage/index.js';
 import { assembleThroughHead, compareShapes, foldShape } from './fold-shape.js';
 import { generate } from './generate.js';
-import { viewCoverage } from './view-coverage.js';
+import { viewCoverage, type ViewDocumentOf } from './view-coverage.js';
 import { repackKeepsStructure } from './repack-check.js';
 import { removedAfterSent } from './removal-check.js';
 import { hasChanges, withoutChanges } from './changes-check.js';
@@ -56,6 +56,8 @@ export interface PropertyContext {
   withoutExecutions?: (scn: Scenario) => Scenario;
   /** The scenario without its provider bodies; the same seam for `provider_bodies_leave_the_fold`. */
   withoutBodies?: (scn: Scenario) => Scenario;
+  /** Builds the asz.view document; a seam so a test can make it hide damage or report damage there is none of. */
+  viewDocument?: ViewDocumentOf;
 }
 
 type Evaluator = (ctx: PropertyContext, scratch: Scratch) => Violation[];
@@ -266,7 +268,7 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   recollect_idempotent: { formats: RUNTIME, evaluate: recollectIdempotent },
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
   bundle: { formats: BOTH, evaluate: (ctx) => bundleSelfSufficient(ctx.dir, ctx.session) },
-  view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
+  view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session, ctx.viewDocument) },
   // The bodies must rebuild on the re-cut root as well, where every file and row they were listed at moved.
   repack_keeps_structure: {
     formats: BOTH,

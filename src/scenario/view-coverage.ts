@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildView } from '../formats/view/build.js';
-import type { ViewNode } from '../formats/view/types.js';
+import type { ViewDocument, ViewNode } from '../formats/view/types.js';
 import type { EntityFrame } from '../formats/session-flow/types.js';
 import { loadViewInput } from '../extensions/view/load.js';
 import { listRounds, loadChain } from '../storage/chain.js';
@@ -34,10 +34,15 @@ function treeIds(nodes: ViewNode[], into: Set<string>): Set<string> {
   return into;
 }
 
-export function viewCoverage(dir: string, session: string): CoverageViolation[] {
+/** How the checker gets the document: as `aszcol conversation` builds it. */
+export type ViewDocumentOf = (dir: string, session: string) => ViewDocument;
+
+const documentOf: ViewDocumentOf = (dir, session) => buildView(loadViewInput(dir, session));
+
+export function viewCoverage(dir: string, session: string, build: ViewDocumentOf = documentOf): CoverageViolation[] {
   const where = 'view_covers_the_session';
   const out: CoverageViolation[] = [];
-  const doc = buildView(loadViewInput(dir, session));
+  const doc = build(dir, session);
   const chain = verifyChains(dir, session);
   const verdicts = new Map(chain.verdicts.map((v) => [v.round, v]));
   const verifyState = chain.verdicts.some((v) => v.damaged) ? 'mismatch' : chain.problems.length ? 'incomplete' : 'verified';
