@@ -33,12 +33,20 @@ function shapeOf(nodes: [string, Partial<Pick<NodeBody, 'kind' | 'parent' | 'att
 export function foldShape(root: string, session: string, omit: readonly string[] = []): Shape {
   const all = [...loadChain(root, session).fold.entities.values()];
   const nodes = all.filter((e): e is Node => e.t === 'node').map((n): [string, Node] => [n.id, n]);
-  return shapeOf(nodes, all.flatMap((r) => (r.t === 'relation' ? [r.type!] : [])), omit);
+  return shapeOf(
+    nodes,
+    all.flatMap((r) => (r.t === 'relation' ? [r.type!] : [])),
+    omit,
+  );
 }
 
 /** One assembly's shape, as a full parse would fold to. */
 export function assemblyShape(a: Assembly): Shape {
-  return shapeOf([...a.nodes.entries()], [...a.relations.values()].map((r) => r.type), []);
+  return shapeOf(
+    [...a.nodes.entries()],
+    [...a.relations.values()].map((r) => r.type),
+    [],
+  );
 }
 
 /** Assembles index entries through the landed sequence the chain's head covers, as one full parse would. */

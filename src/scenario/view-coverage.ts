@@ -48,8 +48,7 @@ export function viewCoverage(dir: string, session: string, build: ViewDocumentOf
   const verifyState = chain.verdicts.some((v) => v.damaged) ? 'mismatch' : chain.problems.length ? 'incomplete' : 'verified';
   if (doc.summary.state !== verifyState)
     out.push({ where: `${where}: state`, expected: `${verifyState}, as verify says`, got: `${doc.summary.state}: ${doc.summary.problems.join('; ')}` });
-  if (doc.summary.problems.length !== chain.problems.length)
-    out.push({ where: `${where}: problems`, expected: chain.problems, got: doc.summary.problems });
+  if (doc.summary.problems.length !== chain.problems.length) out.push({ where: `${where}: problems`, expected: chain.problems, got: doc.summary.problems });
 
   const rounds = listRounds(dir, session);
   if (doc.rounds.length !== rounds.length) out.push({ where: `${where}: rounds`, expected: rounds.length, got: doc.rounds.length });
@@ -60,7 +59,10 @@ export function viewCoverage(dir: string, session: string, build: ViewDocumentOf
 
   const files = new Map(doc.files.map((f) => [f.file, f]));
   // A file is listed as it is on disk; whether the chain holds together is the rounds' verdict above.
-  const onDisk = [...listLanded(dir, session).map((l) => ({ path: l.path, seq: l.seq as number | undefined })), ...rounds.map((r) => ({ path: r.path, seq: undefined }))];
+  const onDisk = [
+    ...listLanded(dir, session).map((l) => ({ path: l.path, seq: l.seq as number | undefined })),
+    ...rounds.map((r) => ({ path: r.path, seq: undefined })),
+  ];
   for (const { path, seq } of onDisk) {
     const rel = relative(dir, path);
     const f = files.get(rel);

@@ -288,7 +288,11 @@ describe('every evaluated property can fail both ways', () => {
 
 /** A property's verdict both ways: what `true` and what `false` would fail with. */
 function bothWays(name: string, violations: { where: string }[]) {
-  return { holds: violations.length === 0, failsTrue: judge(name, true, violations as never).length > 0, failsFalse: judge(name, false, violations as never).length > 0 };
+  return {
+    holds: violations.length === 0,
+    failsTrue: judge(name, true, violations as never).length > 0,
+    failsFalse: judge(name, false, violations as never).length > 0,
+  };
 }
 
 const HOLDS = { holds: true, failsTrue: false, failsFalse: true };
@@ -309,11 +313,7 @@ describe('a damaged root, read as asz reads it', () => {
     expect(verdict()).toEqual(HOLDS);
     ctx.viewDocument = inventingDamage; // damage on a whole root
     const invented = evaluateProperty('view_covers_the_session', ctx).map((v) => v.where);
-    expect(invented).toEqual([
-      'view_covers_the_session: state',
-      'view_covers_the_session: problems',
-      'view_covers_the_session: round 1 verified',
-    ]);
+    expect(invented).toEqual(['view_covers_the_session: state', 'view_covers_the_session: problems', 'view_covers_the_session: round 1 verified']);
     expect(verdict()).toEqual(BROKEN);
 
     delete ctx.viewDocument;
@@ -363,7 +363,11 @@ describe('a damaged root, read as asz reads it', () => {
     const observed = {
       steps: [
         { input: 'go' },
-        { call: { tool: { id: 'm1', name: 'mcp__status__lookup', input: {}, result: 'ok', execution: { server: 'status', source: 'project', duration: '35ms' } } } },
+        {
+          call: {
+            tool: { id: 'm1', name: 'mcp__status__lookup', input: {}, result: 'ok', execution: { server: 'status', source: 'project', duration: '35ms' } },
+          },
+        },
         { call: { tool: { id: 'b1', name: 'Bash', input: { command: 'touch a.txt' }, result: { text: 'ok' }, changes: [{ path: 'a.txt' }] } } },
         { call: { text: 'done' } },
       ],
