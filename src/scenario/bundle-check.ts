@@ -1,9 +1,11 @@
 /**
  * `bundle`: a session's landed files and rounds are enough on their own. Copied without the
  * derived index, the session's state, the conversation's state or any cursor, the chain folds to
- * the same conversation, and a parse that rebuilds the index from the landed files finds nothing
- * new to write. What a person hands over as a session is exactly those files, so nothing that
- * only the collecting machine holds may be needed to read it.
+ * the same conversation, and re-deriving it from the landed files alone (the index rebuilt from
+ * them) neither writes a round nor assembles anything other than the fold — asz's parse writes a
+ * round whenever that assembly differs, so a landed file deleted by hand breaks the bundle. What a
+ * person hands over as a session is exactly those files, so nothing only the collector holds may
+ * be needed to read it.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,8 @@ import { canonical } from '../formats/session-flow/encode.js';
 import { parseSession } from '../processors/assembler/parse.js';
 import { loadChain, roundsDir } from '../storage/chain.js';
 import { landedDirs } from '../storage/layout.js';
+import { loadIndex } from '../storage/index.js';
+import { assembleThroughHead, compareShapes, foldShape } from './fold-shape.js';
 
 interface Violation {
   where: string;
@@ -49,6 +53,11 @@ export function bundleSelfSufficient(root: string, session: string): Violation[]
       const again = parseSession({ root: into, session, maxRoundBytes: 2 ** 40 });
       if (again.status === 'written')
         out.push({ where: 'bundle: re-deriving from the landed files', expected: 'nothing new to write', got: `${again.rounds.length} round(s) written` });
+      else {
+        const rebuilt = loadIndex(into, session)?.entries ?? [];
+        const changed = compareShapes('bundle: re-deriving from the landed files', foldShape(into, session), assembleThroughHead(into, session, rebuilt));
+        if (changed.length) out.push({ ...changed[0]!, where: `${changed[0]!.where} (${changed.length} difference(s) from the fold)` });
+      }
     } catch (err) {
       out.push({ where: 'bundle: re-deriving from the landed files', expected: 'a parse that writes nothing', got: (err as Error).message });
     }

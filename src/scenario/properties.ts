@@ -14,8 +14,10 @@ import { loadChain, roundsDir } from '../storage/chain.js';
 import { listLanded } from '../storage/landed-files.js';
 import { verifyChains } from '../storage/verify-chain.js';
 import { parseSession } from '../processors/assembler/parse.js';
+import { loadIndex } from '../storage/index.js';
+import { assembleThroughHead, compareShapes, foldShape } from './fold-shape.js';
 import { generate } from './generate.js';
-import { viewCoverage } from './view-coverage.js';
+import { viewCoverage, type ViewDocumentOf } from './view-coverage.js';
 import { repackKeepsStructure } from './repack-check.js';
 import { removedAfterSent } from './removal-check.js';
 import { hasChanges, withoutChanges } from './changes-check.js';
@@ -54,6 +56,8 @@ export interface PropertyContext {
   withoutExecutions?: (scn: Scenario) => Scenario;
   /** The scenario without its provider bodies; the same seam for `provider_bodies_leave_the_fold`. */
   withoutBodies?: (scn: Scenario) => Scenario;
+  /** Builds the asz.view document; a seam so a test can make it hide damage or report damage there is none of. */
+  viewDocument?: ViewDocumentOf;
 }
 
 type Evaluator = (ctx: PropertyContext, scratch: Scratch) => Violation[];
@@ -101,24 +105,6 @@ const fullParse: Reparse = (root, session, maxRoundBytes) => void parseSession({
 
 type Node = Extract<EntityFrame, { t: 'node' }>;
 
-/** The fold's nodes by id (kind, parent, attrs) and its relation counts by type, canonical. */
-function foldShape(root: string, session: string, omit: readonly string[] = []): { nodes: Record<string, string>; rels: string } {
-  const all = [...loadChain(root, session).fold.entities.values()];
-  const rels: Record<string, number> = {};
-  for (const r of all) if (r.t === 'relation') rels[r.type!] = (rels[r.type!] ?? 0) + 1;
-  const nodes = all.filter((e): e is Node => e.t === 'node');
-  const attrsOf = (n: Node) => (n.attrs && omit.length ? Object.fromEntries(Object.entries(n.attrs).filter(([k]) => !omit.includes(k))) : n.attrs);
-  return { nodes: Object.fromEntries(nodes.map((n) => [n.id, canonical({ kind: n.kind, parent: n.parent, attrs: attrsOf(n) })])), rels: canonical(rels) };
-}
-
-function compareShapes(where: string, want: ReturnType<typeof foldShape>, got: ReturnType<typeof foldShape>): Violation[] {
-  const out: Violation[] = [];
-  for (const id of new Set([...Object.keys(want.nodes), ...Object.keys(got.nodes)]))
-    if (want.nodes[id] !== got.nodes[id]) out.push({ where: `${where}: ${id}`, expected: want.nodes[id] ?? '(absent)', got: got.nodes[id] ?? '(absent)' });
-  if (want.rels !== got.rels) out.push({ where: `${where}: relations`, expected: want.rels, got: got.rels });
-  return out;
-}
-
 const roundBytes = (d: string, session: string) =>
   readdirSync(roundsDir(d, session))
     .sort()
@@ -134,17 +120,22 @@ const reproducible: Evaluator = (ctx, scratch) => {
     : [{ where: 'reproducible', expected: 'identical rounds from two parses', got: 'different bytes' }];
 };
 
-/** Folding the chain equals one full parse of the landed files, under any round budget. */
+/**
+ * Folding the chain equals one full parse of the same evidence. As asz reads it, that evidence is
+ * the session's index as it stands, assembled through the head's sequence: a landed file deleted by
+ * hand leaves the index (and so the parse) as it was. Under any round budget, too: a chain cut into
+ * 1-byte rounds from the landed files folds to what one round of them does.
+ */
 const foldEqualsParse: Evaluator = (ctx, scratch) => {
+  const index = loadIndex(ctx.dir, ctx.session);
+  if (!index) return [{ where: 'fold_equals_parse', expected: "the session's index to parse from", got: '(no index)' }];
   const parse = ctx.reparse ?? fullParse;
-  const one = scratch.copy(ctx.dir, ctx.session);
+  const [one, tiny] = [scratch.copy(ctx.dir, ctx.session), scratch.copy(ctx.dir, ctx.session)];
   parse(one, ctx.session, 2 ** 40);
-  const full = foldShape(one, ctx.session);
-  const tiny = scratch.copy(ctx.dir, ctx.session);
   parse(tiny, ctx.session, 1);
   return [
-    ...compareShapes('fold_equals_parse', full, foldShape(ctx.dir, ctx.session)),
-    ...compareShapes('fold_equals_parse (1-byte budget)', full, foldShape(tiny, ctx.session)),
+    ...compareShapes('fold_equals_parse', assembleThroughHead(ctx.dir, ctx.session, index.entries), foldShape(ctx.dir, ctx.session)),
+    ...compareShapes('fold_equals_parse (1-byte budget)', foldShape(one, ctx.session), foldShape(tiny, ctx.session)),
   ];
 };
 
@@ -277,7 +268,7 @@ export const EVALUATED: Readonly<Record<string, Evaluated>> = {
   recollect_idempotent: { formats: RUNTIME, evaluate: recollectIdempotent },
   every_line_a_record: { formats: RUNTIME, evaluate: everyLineARecord },
   bundle: { formats: BOTH, evaluate: (ctx) => bundleSelfSufficient(ctx.dir, ctx.session) },
-  view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session) },
+  view_covers_the_session: { formats: BOTH, evaluate: (ctx) => viewCoverage(ctx.dir, ctx.session, ctx.viewDocument) },
   // The bodies must rebuild on the re-cut root as well, where every file and row they were listed at moved.
   repack_keeps_structure: {
     formats: BOTH,

@@ -1,17 +1,20 @@
 /**
  * `view_covers_the_session`: the asz.view document, built over the finished root, holds the whole
- * session — every round verified, every landed file and round with its digest as on disk, every
- * talk and what hangs under it in the tree, the session's own range, and a verified state.
+ * session — every round, every landed file and round with its digest as on disk, every talk and
+ * what hangs under it in the tree, the session's own range. Its state, problem count and each
+ * round's `verified` say what the chain check (`verify`) says of the same root, as asz holds them:
+ * a root a person damaged passes when the document reports the damage, and fails when it hides it.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildView } from '../formats/view/build.js';
-import type { ViewNode } from '../formats/view/types.js';
+import type { ViewDocument, ViewNode } from '../formats/view/types.js';
 import type { EntityFrame } from '../formats/session-flow/types.js';
 import { loadViewInput } from '../extensions/view/load.js';
 import { listRounds, loadChain } from '../storage/chain.js';
 import { listLanded } from '../storage/landed-files.js';
+import { verifyChains } from '../storage/verify-chain.js';
 
 export interface CoverageViolation {
   where: string;
@@ -31,27 +34,41 @@ function treeIds(nodes: ViewNode[], into: Set<string>): Set<string> {
   return into;
 }
 
-export function viewCoverage(dir: string, session: string): CoverageViolation[] {
+/** How the checker gets the document: as `aszcol conversation` builds it. */
+export type ViewDocumentOf = (dir: string, session: string) => ViewDocument;
+
+const documentOf: ViewDocumentOf = (dir, session) => buildView(loadViewInput(dir, session));
+
+export function viewCoverage(dir: string, session: string, build: ViewDocumentOf = documentOf): CoverageViolation[] {
   const where = 'view_covers_the_session';
   const out: CoverageViolation[] = [];
-  const doc = buildView(loadViewInput(dir, session));
-  if (doc.summary.state !== 'verified')
-    out.push({ where: `${where}: state`, expected: 'verified', got: `${doc.summary.state}: ${doc.summary.problems.join('; ')}` });
+  const doc = build(dir, session);
+  const chain = verifyChains(dir, session);
+  const verdicts = new Map(chain.verdicts.map((v) => [v.round, v]));
+  const verifyState = chain.verdicts.some((v) => v.damaged) ? 'mismatch' : chain.problems.length ? 'incomplete' : 'verified';
+  if (doc.summary.state !== verifyState)
+    out.push({ where: `${where}: state`, expected: `${verifyState}, as verify says`, got: `${doc.summary.state}: ${doc.summary.problems.join('; ')}` });
+  if (doc.summary.problems.length !== chain.problems.length) out.push({ where: `${where}: problems`, expected: chain.problems, got: doc.summary.problems });
 
   const rounds = listRounds(dir, session);
-  const unverified = doc.rounds.filter((r) => !r.verified).map((r) => r.round);
-  if (doc.rounds.length !== rounds.length || unverified.length)
-    out.push({ where: `${where}: rounds`, expected: `${rounds.length} verified`, got: `${doc.rounds.length}, unverified: ${unverified.join(', ') || 'none'}` });
+  if (doc.rounds.length !== rounds.length) out.push({ where: `${where}: rounds`, expected: rounds.length, got: doc.rounds.length });
+  for (const r of doc.rounds) {
+    const verified = verdicts.get(r.round)?.problems === 0;
+    if (r.verified !== verified) out.push({ where: `${where}: round ${r.round} verified`, expected: verified, got: r.verified });
+  }
 
   const files = new Map(doc.files.map((f) => [f.file, f]));
-  const onDisk = [...listLanded(dir, session).map((l) => l.path), ...rounds.map((r) => r.path)];
-  for (const path of onDisk) {
+  // A file is listed as it is on disk; whether the chain holds together is the rounds' verdict above.
+  const onDisk = [
+    ...listLanded(dir, session).map((l) => ({ path: l.path, seq: l.seq as number | undefined })),
+    ...rounds.map((r) => ({ path: r.path, seq: undefined })),
+  ];
+  for (const { path, seq } of onDisk) {
     const rel = relative(dir, path);
     const f = files.get(rel);
     const digest = sha256(join(dir, rel));
     if (!f) out.push({ where: `${where}: files`, expected: rel, got: '(absent)' });
-    else if (f.digest !== digest || !f.verified)
-      out.push({ where: `${where}: ${rel}`, expected: { digest, verified: true }, got: { digest: f.digest, verified: f.verified } });
+    else if (f.digest !== digest || f.seq !== seq) out.push({ where: `${where}: ${rel}`, expected: { digest, seq }, got: { digest: f.digest, seq: f.seq } });
   }
   if (doc.files.length !== onDisk.length) out.push({ where: `${where}: files`, expected: onDisk.length, got: doc.files.length });
 

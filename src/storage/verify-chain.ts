@@ -9,6 +9,16 @@ export interface ChainReport {
   chains: number;
   rounds: number;
   problems: string[];
+  /** Each round's own verdict, so a reader can hold a document's per-round state to it. */
+  verdicts: RoundVerdict[];
+}
+
+export interface RoundVerdict {
+  conversation: string;
+  round: number;
+  problems: number;
+  /** The round or the evidence it names changed (a mismatch), not merely something gone (incomplete). */
+  damaged: boolean;
 }
 
 /**
@@ -19,7 +29,7 @@ export interface ChainReport {
  * once, at the round that consumed it).
  */
 export function verifyChains(root: string, only?: string): ChainReport {
-  const r: ChainReport = { chains: 0, rounds: 0, problems: [] };
+  const r: ChainReport = { chains: 0, rounds: 0, problems: [], verdicts: [] };
   for (const conv of only ? [only] : listConversations(root)) {
     const rounds = listRounds(root, conv);
     if (!rounds.length) continue;
@@ -34,13 +44,17 @@ export function verifyChains(root: string, only?: string): ChainReport {
     for (const f of rounds) {
       r.rounds++;
       const where = f.path;
-      if (f.round !== expected) r.problems.push(`${where}: round ${expected} is missing before round ${f.round}`);
+      const verdict: RoundVerdict = { conversation: conv, round: f.round, problems: 0, damaged: false };
+      r.verdicts.push(verdict);
+      const incomplete = (line: string) => (r.problems.push(line), verdict.problems++);
+      const mismatch = (line: string) => (incomplete(line), (verdict.damaged = true));
+      if (f.round !== expected) incomplete(`${where}: round ${expected} is missing before round ${f.round}`);
       expected = f.round + 1;
       let round;
       try {
         round = decodeRound(readFileSync(f.path, 'utf8'), f.path);
       } catch (err) {
-        r.problems.push((err as Error).message);
+        mismatch((err as Error).message);
         prevDigest = undefined;
         continue;
       }
@@ -50,11 +64,11 @@ export function verifyChains(root: string, only?: string): ChainReport {
         for (const l of listLanded(root, session)) landed.set(l.seq, l.path);
       }
       if (f.round > 1 && h.previous !== prevDigest)
-        r.problems.push(`${where}: previous ${h.previous} is not the digest of round ${f.round - 1} (${prevDigest ?? 'unreadable'})`);
+        mismatch(`${where}: previous ${h.previous} is not the digest of round ${f.round - 1} (${prevDigest ?? 'unreadable'})`);
       if (!f.name.includes(round.commit.digest.slice(0, 12)))
-        r.problems.push(`${where}: the file name does not carry the round's digest ${round.commit.digest.slice(0, 12)}`);
+        mismatch(`${where}: the file name does not carry the round's digest ${round.commit.digest.slice(0, 12)}`);
       if (h.from_seq !== prevThrough + 1)
-        r.problems.push(`${where}: from_seq ${h.from_seq} does not follow the previous through_seq ${prevThrough}: landed evidence was skipped`);
+        incomplete(`${where}: from_seq ${h.from_seq} does not follow the previous through_seq ${prevThrough}: landed evidence was skipped`);
       const digestOf = (seq: number) => {
         const p = landed.get(seq);
         if (p === undefined) return undefined;
@@ -64,7 +78,8 @@ export function verifyChains(root: string, only?: string): ChainReport {
         return d;
       };
       const losses = roundLosses(round, prevThrough, prevInput, digestOf);
-      for (const line of [...losses.incomplete, ...losses.mismatch]) r.problems.push(`${where}: ${line}`);
+      for (const line of losses.incomplete) incomplete(`${where}: ${line}`);
+      for (const line of losses.mismatch) mismatch(`${where}: ${line}`);
       prevDigest = round.commit.digest;
       prevThrough = h.through_seq;
       prevInput = h.input_digest;

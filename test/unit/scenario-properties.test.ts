@@ -25,6 +25,9 @@ import { repackKeepsStructure } from '../../src/scenario/repack-check.js';
 import { providerBodiesRebuild } from '../../src/scenario/provider-body-check.js';
 import { listLanded } from '../../src/storage/landed-files.js';
 import { listRounds } from '../../src/storage/chain.js';
+import { loadIndex, saveIndex } from '../../src/storage/index.js';
+import { buildView } from '../../src/formats/view/build.js';
+import { loadViewInput } from '../../src/extensions/view/load.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -84,6 +87,31 @@ function loseHelperTranscript(ctx: PropertyContext): void {
   rmSync(f.path);
 }
 
+/** Drops the helper's records from the session's saved index, as an index that lost entries would. */
+function forgetHelperInIndex(ctx: PropertyContext): void {
+  const ix = loadIndex(ctx.dir, ctx.session)!;
+  const helper = new Set(ix.files.filter((f) => f.kind === 'transcript' && f.stream !== 'main').map((f) => f.seq));
+  saveIndex(ctx.dir, { ...ix, entries: ix.entries.filter((e) => !helper.has(e.seq)) });
+}
+
+const realDocument = (dir: string, session: string) => buildView(loadViewInput(dir, session));
+
+/** A document that reports a damaged root as whole: verified, no problems, every round verified. */
+const hidingDamage = (dir: string, session: string) => {
+  const doc = realDocument(dir, session);
+  return { ...doc, summary: { ...doc.summary, state: 'verified' as const, problems: [] }, rounds: doc.rounds.map((r) => ({ ...r, verified: true })) };
+};
+
+/** A document that reports damage on a whole root: incomplete, one problem, its first round unverified. */
+const inventingDamage = (dir: string, session: string) => {
+  const doc = realDocument(dir, session);
+  return {
+    ...doc,
+    summary: { ...doc.summary, state: 'incomplete' as const, problems: ['a landed file is not on disk'] },
+    rounds: doc.rounds.map((r, i) => ({ ...r, verified: i !== 0 })),
+  };
+};
+
 /** Breaks one property on a root, the way a bug in that part would. */
 const BREAK: Record<string, (ctx: PropertyContext) => void> = {
   // A parse whose rounds depend on something besides the landed files: here, a changing budget.
@@ -91,10 +119,8 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
     let calls = 0;
     ctx.reparse = (root, session) => void parseSession({ root, session, maxRoundBytes: calls++ === 0 ? 2 ** 40 : 1 });
   },
-  // The chain no longer folds to what the landed files say once one of them is gone.
-  fold_equals_parse: (ctx) => {
-    loseHelperTranscript(ctx);
-  },
+  // The index no longer holds the records the rounds were built from: a parse of it assembles less than the fold.
+  fold_equals_parse: (ctx) => forgetHelperInIndex(ctx),
   immutable_rounds: (ctx) => writable(listRounds(ctx.dir, ctx.session)[0]!.path),
   // The head round gone: the chain no longer covers its landed files, so re-deriving them writes a round.
   bundle: (ctx) => rmSync(listRounds(ctx.dir, ctx.session).at(-1)!.path),
@@ -125,11 +151,10 @@ const BREAK: Record<string, (ctx: PropertyContext) => void> = {
       JSON.stringify({ type: 'system', subtype: 'note', uuid: 'late-1', sessionId: ctx.session }) + '\n',
     );
   },
-  // A landed file gone: the document says incomplete and no longer lists it.
+  // A landed file gone, and a document that calls the root verified all the same.
   view_covers_the_session: (ctx) => {
-    const f = listLanded(ctx.dir, ctx.session)[0]!;
-    writable(f.path);
-    rmSync(f.path);
+    loseHelperTranscript(ctx);
+    ctx.viewDocument = hidingDamage;
   },
   // A landed file gone after the round bound to it: the re-cut root cannot hold what the chain names.
   repack_keeps_structure: (ctx) => {
@@ -261,6 +286,105 @@ describe('every evaluated property can fail both ways', () => {
   });
 });
 
+/** A property's verdict both ways: what `true` and what `false` would fail with. */
+function bothWays(name: string, violations: { where: string }[]) {
+  return {
+    holds: violations.length === 0,
+    failsTrue: judge(name, true, violations as never).length > 0,
+    failsFalse: judge(name, false, violations as never).length > 0,
+  };
+}
+
+const HOLDS = { holds: true, failsTrue: false, failsFalse: true };
+const BROKEN = { holds: false, failsTrue: true, failsFalse: false };
+
+/** Deletes the plugin's landed execution file: records the fold never takes in. */
+function loseExecutionFile(ctx: PropertyContext): void {
+  const f = listLanded(ctx.dir, ctx.session).find((l) => readSessionData(l.path).header.kind === 'execution')!;
+  writable(f.path);
+  rmSync(f.path);
+}
+
+// asz's checker (expect.go, 0.6) reads a root a person damaged by its own rules; each of the three holds or breaks there, and on a whole root.
+describe('a damaged root, read as asz reads it', () => {
+  test('view_covers_the_session: the document must report what verify reports, no more and no less', () => {
+    const ctx = builtRoot('sd');
+    const verdict = () => bothWays('view_covers_the_session', evaluateProperty('view_covers_the_session', ctx));
+    expect(verdict()).toEqual(HOLDS);
+    ctx.viewDocument = inventingDamage; // damage on a whole root
+    const invented = evaluateProperty('view_covers_the_session', ctx).map((v) => v.where);
+    expect(invented).toEqual(['view_covers_the_session: state', 'view_covers_the_session: problems', 'view_covers_the_session: round 1 verified']);
+    expect(verdict()).toEqual(BROKEN);
+
+    delete ctx.viewDocument;
+    loseHelperTranscript(ctx);
+    // The real document says incomplete with verify's problems: the property holds on the damaged root.
+    expect(realDocument(ctx.dir, ctx.session).summary.state).toBe('incomplete');
+    expect(verdict()).toEqual(HOLDS);
+    ctx.viewDocument = hidingDamage;
+    expect(evaluateProperty('view_covers_the_session', ctx).map((v) => v.where)).toEqual(
+      expect.arrayContaining(['view_covers_the_session: state', 'view_covers_the_session: problems']),
+    );
+    expect(verdict()).toEqual(BROKEN);
+  });
+
+  test("fold_equals_parse: the session's own index assembles to the fold, whatever was deleted; an index missing records does not", () => {
+    const whole = builtRoot('claude-code');
+    const verdict = (ctx: PropertyContext) => bothWays('fold_equals_parse', evaluateProperty('fold_equals_parse', ctx));
+    expect(verdict(whole)).toEqual(HOLDS);
+    forgetHelperInIndex(whole);
+    expect(verdict(whole)).toEqual(BROKEN);
+
+    const damaged = builtRoot('claude-code');
+    loseHelperTranscript(damaged);
+    expect(verdict(damaged)).toEqual(HOLDS);
+    forgetHelperInIndex(damaged);
+    const broken = evaluateProperty('fold_equals_parse', damaged);
+    // The helper's talk is in the fold and not in what the index now assembles.
+    expect(broken.some((v) => v.where.startsWith('fold_equals_parse: talk/') && v.expected === '(absent)')).toBe(true);
+    expect(verdict(damaged)).toEqual(BROKEN);
+  });
+
+  test('bundle: the landed files alone must assemble the fold; a lost file the fold drew on breaks it, one it never drew on does not', () => {
+    const verdict = (ctx: PropertyContext) => bothWays('bundle', evaluateProperty('bundle', ctx));
+    const whole = builtRoot('sd');
+    expect(verdict(whole)).toEqual(HOLDS);
+    rmSync(listRounds(whole.dir, whole.session).at(-1)!.path);
+    expect(verdict(whole)).toEqual(BROKEN);
+
+    const drewOn = builtRoot('sd');
+    loseHelperTranscript(drewOn);
+    const broken = evaluateProperty('bundle', drewOn);
+    expect(broken).toHaveLength(1);
+    expect(broken[0]!.where).toMatch(/^bundle: re-deriving from the landed files: .* \(\d+ difference\(s\) from the fold\)$/);
+    expect(verdict(drewOn)).toEqual(BROKEN);
+
+    // The plugin's observations of an MCP call and of a shell command: the execution file lands before the changes file.
+    const observed = {
+      steps: [
+        { input: 'go' },
+        {
+          call: {
+            tool: { id: 'm1', name: 'mcp__status__lookup', input: {}, result: 'ok', execution: { server: 'status', source: 'project', duration: '35ms' } },
+          },
+        },
+        { call: { tool: { id: 'b1', name: 'Bash', input: { command: 'touch a.txt' }, result: { text: 'ok' }, changes: [{ path: 'a.txt' }] } } },
+        { call: { text: 'done' } },
+      ],
+    };
+    const neverDrewOn = builtRoot('sd', observed, 'observed');
+    loseExecutionFile(neverDrewOn);
+    expect(verdict(neverDrewOn)).toEqual(HOLDS);
+    // The session's last landed file gone: the head round reaches past every file left, which no re-derivation can cover.
+    const pastTheEnd = builtRoot('sd', observed, 'observed');
+    const last = listLanded(pastTheEnd.dir, pastTheEnd.session).at(-1)!;
+    writable(last.path);
+    rmSync(last.path);
+    expect(evaluateProperty('bundle', pastTheEnd)[0]!.got).toMatch(/the chain covers landed sequence 3, the index only 2/);
+    expect(verdict(pastTheEnd)).toEqual(BROKEN);
+  });
+});
+
 /** Writes NAME.yaml and NAME.expect.yaml into a fresh directory and checks them. */
 function check(expectation: unknown, scenario: unknown = SCENARIO, formats: Format[] = ['claude-code', 'sd']) {
   const dir = tempDir();
@@ -308,7 +432,7 @@ describe('scenario check judges what an expectation names', () => {
   test('a lost file: the properties that cannot hold are asserted false, and pass so', () => {
     const results = check({
       checkpoints: { final: { lose: [{ stream: 'helper', kind: 'transcript' }] } },
-      properties: { fold_equals_parse: false, every_line_a_record: false, view_covers_the_session: false, repack_keeps_structure: false },
+      properties: { every_line_a_record: false, bundle: false, repack_keeps_structure: false },
     });
     expect(results.filter((r) => r.format !== 'all').map((r) => [r.format, r.status, r.failures])).toEqual([
       ['claude-code', 'passed', []],
@@ -318,7 +442,7 @@ describe('scenario check judges what an expectation names', () => {
     const wrong = check({ checkpoints: { final: { lose: [{ stream: 'helper', kind: 'transcript' }] } } }, SCENARIO, ['claude-code']);
     expect(wrong[0]!.status).toBe('failed');
     expect(new Set(wrong[0]!.failures.map((f) => f.where.split(': ')[1]!.split(' ')[0]))).toEqual(
-      new Set(['fold_equals_parse', 'every_line_a_record', 'view_covers_the_session', 'repack_keeps_structure']),
+      new Set(['every_line_a_record', 'bundle', 'repack_keeps_structure']),
     );
   });
 
