@@ -106,9 +106,13 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
       addUnresolved(ctx, 'telemetry', `request/${text}`, `the runtime ties request ${text} to two calls, ${codes.text(prev)} and ${codes.text(call)}`);
     }
   };
-  // Each landed tool use by its id's code, so an event finds its use with no lookup by text.
+  // Each landed tool use by its id's code, so an event finds its use with no lookup by text, and
+  // by its place in `uses`: the code of the call holding it, and its first row (-1: none), a chain
+  // through its rows (toolRows) onwards.
   const useList = n ? [...uses.values()] : []; // with no rows nothing looks a use up: a session with no export numbers none
   const useAt = new CodeMap(codes.size);
+  const callOfUse = new Int32Array(useList.length);
+  const firstRowOfUse = new Int32Array(useList.length).fill(-1);
   useList.forEach((u, i) => {
     let known = -1;
     if (table) {
@@ -116,6 +120,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
       for (let k = 0; k < parts.length; k++) if (parts[k]!.k === 'call' && parts[k]!.id === u.id) known = stringCodedOf(u.entry)!.partIdCode(k);
     }
     useAt.set(codes.of(u.id, known), i);
+    callOfUse[i] = callCode(u.entry);
   });
   for (let r = 0; r < n; r++) {
     const kind = t.kind(r);
@@ -128,11 +133,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     const bridging = kind === 'tool_decision' || kind === 'tool_result';
     if ((bridging || kind === 'tool_span' || kind === 'tool_execution_span') && toolUse >= 0) {
       const at = useAt.get(toolUse);
-      const use = at < 0 ? undefined : useList[at];
-      if (bridging && use) bridge(request, callCode(use.entry));
-      if (!use) j.byUnknownToolUse.add(t.text('toolUse', r), r);
-      else if (use.telemetryRow === undefined) j.toolRows.start((use.telemetryRow = r));
-      else j.toolRows.append(use.telemetryRow, r);
+      if (at < 0) j.byUnknownToolUse.add(t.text('toolUse', r), r);
+      else {
+        if (bridging) bridge(request, callOfUse[at]!);
+        if (firstRowOfUse[at]! < 0) j.toolRows.start((firstRowOfUse[at] = r));
+        else j.toolRows.append(firstRowOfUse[at]!, r);
+      }
     }
     if (kind === 'call' || kind === 'call_span' || kind === 'call_error') j.byRequest.add(request, r);
     if (kind === 'tool_blocked_span') j.byParentSpan.add(t.text('parentSpanId', r), r);
@@ -165,11 +171,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     );
   }
 
+  let useNo = 0;
   for (const u of uses.values()) {
+    const first = n ? firstRowOfUse[useNo++]! : -1;
     const node = u.node;
     if (!node) continue;
     let blocked: number[] | undefined;
-    const first = u.telemetryRow ?? -1;
     for (let r = first; r >= 0; r = j.toolRows.after(r))
       if (t.kind(r) === 'tool_span' && t.text('spanId', r))
         for (let b = j.byParentSpan.first(t.text('spanId', r)); b >= 0; b = j.byParentSpan.after(b)) (blocked ??= []).push(b);

@@ -25,7 +25,7 @@ export interface Joined {
   /** The ids' numbering the request groups are keyed by. */
   codes: IdCodes;
   byRequest: CodeGroups;
-  /** The rows of each landed tool use, found from the use itself (`ToolUse.telemetryRow`), not by its id. */
+  /** The rows of each landed tool use, found from the use itself (stage 9's first row of each use), not by its id. */
   toolRows: RowGroups;
   /** The rows naming a tool use no landed call holds, by its id. */
   byUnknownToolUse: RowGroups;
