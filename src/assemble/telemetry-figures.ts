@@ -104,16 +104,19 @@ export function callFigures(out: Record<string, unknown>, requestCode: number, j
     out.span_from = 'event';
   }
   if (event >= 0) {
-    const usage: Record<string, number> = {};
     const input = t.number('inputTokens', event),
       output = t.number('outputTokens', event),
       cacheRead = t.number('cacheReadTokens', event),
       cacheCreation = t.number('cacheCreationTokens', event);
-    if (input !== undefined) usage.input = input;
-    if (output !== undefined) usage.output = output;
-    if (cacheRead !== undefined) usage.cache_read = cacheRead;
-    if (cacheCreation !== undefined) usage.cache_creation = cacheCreation;
-    if (Object.keys(usage).length) out.event_usage = usage;
+    // Made only when the event states a count: tens of thousands of calls may state none.
+    if (input !== undefined || output !== undefined || cacheRead !== undefined || cacheCreation !== undefined) {
+      const usage: Record<string, number> = {};
+      if (input !== undefined) usage.input = input;
+      if (output !== undefined) usage.output = output;
+      if (cacheRead !== undefined) usage.cache_read = cacheRead;
+      if (cacheCreation !== undefined) usage.cache_creation = cacheCreation;
+      out.event_usage = usage;
+    }
   }
   // Failed attempts: the runtime's api_error events, llm_request spans it marked unsuccessful, and
   // the transcript's api_error records right above the call, timed by the answered span's attempts.
