@@ -6,8 +6,10 @@ import { ATTRIBUTES, attemptStarts, bool, EVENT_KINDS, num, SPAN_KINDS, str, typ
  * Claude Code's events and spans as columns: one row per record, with no object per record (the
  * first reader made one each; it is kept as the tests' reference join): a join over tens of
  * thousands of events leaves a few typed arrays to the collector instead of one observation each
- * (that garbage was half of the join's cost). A column is made when its field is first written, and
- * strings go in small chunks: large JS arrays are costly to allocate (see util/chunked-list.ts).
+ * (that garbage was half of the join's cost). A column is made when its field is first written.
+ * Strings are kept as their codes in the join's numbering (storage/string-codes.ts), and a loaded
+ * index's records are read straight from its pair columns (`readColumns`): an id, a name or a time
+ * is a number copied, never a string looked up or stored.
  */
 
 const STRING_FIELDS = [
