@@ -4,15 +4,13 @@
  */
 export class RowGroups {
   private readonly firstOf = new Map<string, number>();
-  private readonly next: Int32Array;
+  /** Made by the first row added: most of a join's groupings stay empty (no prompt ids, no waits for the user). */
+  private next: Int32Array | undefined;
   /** The last row of the group a first row starts. */
-  private readonly last: Int32Array;
+  private last: Int32Array | undefined;
 
   /** `capacity`: rows are numbered below it. */
-  constructor(capacity: number) {
-    this.next = new Int32Array(capacity).fill(-1);
-    this.last = new Int32Array(capacity);
-  }
+  constructor(private readonly capacity: number) {}
 
   /** The key of the group the last row joined, and that group's first row: rows of one key often come together. */
   private lastKey: string | undefined;
@@ -35,12 +33,13 @@ export class RowGroups {
    * with no key: the join saves a lookup in a large map per row. Rows are added with `append`.
    */
   start(row: number): void {
-    this.last[row] = row;
+    (this.last ??= new Int32Array(this.capacity))[row] = row;
+    this.next ??= new Int32Array(this.capacity).fill(-1);
   }
-  /** Adds `row` to the group whose first row is `first`. */
+  /** Adds `row` to the group whose first row is `first` (started with `start` or `add`). */
   append(first: number, row: number): void {
-    this.next[this.last[first]!] = row;
-    this.last[first] = row;
+    this.next![this.last![first]!] = row;
+    this.last![first] = row;
   }
 
   /** The group's first row, or -1; walk on with `after`. */
@@ -49,7 +48,7 @@ export class RowGroups {
   }
   /** The row after `row` in its group, or -1. */
   after(row: number): number {
-    return this.next[row]!;
+    return this.next ? this.next[row]! : -1;
   }
   has(key: string): boolean {
     return this.firstOf.has(key);
@@ -61,7 +60,7 @@ export class RowGroups {
   /** A group's rows as an array (for the few places that want one). */
   rows(key: string): number[] {
     const out: number[] = [];
-    for (let r = this.first(key); r >= 0; r = this.next[r]!) out.push(r);
+    for (let r = this.first(key); r >= 0; r = this.after(r)) out.push(r);
     return out;
   }
 }

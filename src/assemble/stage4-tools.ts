@@ -10,8 +10,6 @@ export interface ToolUse {
   entry: IndexEntry;
   block: number;
   results: { entry: IndexEntry; block: number; part: IndexedPart }[];
-  /** Stage 9's: the first of the runtime's events and spans naming this use (a row of its join's table). */
-  telemetryRow?: number;
   /** Its node, as stage 4 made it: stage 9 writes figures into it without looking it up by id. */
   node?: NodeBody;
 }

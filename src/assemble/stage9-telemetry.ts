@@ -1,8 +1,7 @@
 import { ObservationTable } from '../adapters/claude-code/observation-table.js';
-import type { ObservationKind } from '../adapters/claude-code/otlp-figures.js';
-import { entityId, type Ref } from '../formats/session-flow/types.js';
+import { entityId } from '../formats/session-flow/types.js';
 import { IsoTimes } from '../util/iso-time.js';
-import { retriesOfCalls, type RetriedAttempt } from './call-retries.js';
+import { retriesOfCalls } from './call-retries.js';
 import { addUnresolved, has, type AssemblyContext } from './context.js';
 import type { IndexEntry } from '../storage/index.js';
 import type { ToolUse } from './stage4-tools.js';
@@ -11,31 +10,10 @@ import { RowGroups } from './row-groups.js';
 import { CodeGroups, CodeMap } from './code-groups.js';
 import { IdCodes, sharedStringTable, stringCodedOf } from '../storage/string-codes.js';
 import { isBodyEventName } from './inline-provider-bodies.js';
+import { columnCodedOf } from '../storage/index-figures.js';
 
-const NO_EXPORT = 'no OTLP export from the runtime has landed for this session';
-const NOT_YET = 'no event or span naming it has landed (yet); a later round adds it';
+import { callFigures, refAt, toolFigures, writeTotals, type Joined } from './telemetry-figures.js';
 
-const round3 = (n: number) => Math.round(n * 1000) / 1000;
-/** Costs are sums of small floats: kept to a micro-dollar so equal inputs print equally. */
-const round3x = (n: number) => Math.round(n * 1e6) / 1e6;
-
-/** The observations, their groups by identifier, and the formatter every figure's time goes through. */
-interface Joined {
-  t: ObservationTable;
-  /** The ids' numbering the request groups are keyed by. */
-  codes: IdCodes;
-  byRequest: CodeGroups;
-  /** The rows of each landed tool use, found from the use itself (`ToolUse.telemetryRow`), not by its id. */
-  toolRows: RowGroups;
-  /** The rows naming a tool use no landed call holds, by its id. */
-  byUnknownToolUse: RowGroups;
-  byPrompt: RowGroups;
-  byParentSpan: RowGroups;
-  times: IsoTimes;
-  exported: boolean;
-}
-
-const refAt = (t: ObservationTable, r: number): Ref => ({ seq: t.seqs[r]!, row: t.rows[r]! });
 /** The distinct names of a group's rows, in row order. */
 const namesOf = (t: ObservationTable, rows: number[]) => [...new Set(rows.map((r) => t.name(r)))].join(', ');
 
@@ -61,22 +39,32 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const failures: IndexEntry[] = [];
   for (const s of ctx.streams.values()) for (const e of s.records) if (has(e, 'api_error') && e.figures) failures.push(e);
   const bodyEvents: IndexEntry[] = (ctx.bodyEvents = []);
-  let sameSession: string | undefined;
+  let sameSession = -1;
   for (const e of ctx.telemetry) {
     const kind = e.fileKind;
     if (kind !== 'otlp_log' && kind !== 'otlp_span') continue;
-    const figures = e.figures;
-    if (!figures) continue;
-    const read = t.read(figures, e.seq, e.row, e.time);
+    // A loaded record's figures are walked in the index's columns, by the numbers the join keys on; any other is read as figures.
+    const coded = table ? columnCodedOf(e) : undefined;
+    let read: boolean;
+    if (coded && coded.figureColumns.str === table) {
+      const start = coded.figureStart();
+      if (start < 0) continue;
+      read = t.readColumns(coded.figureColumns, start, e.seq, e.row, e.time);
+    } else {
+      const figures = e.figures;
+      if (!figures) continue;
+      read = t.read(figures, e.seq, e.row, e.time);
+    }
     // A record the table does not take is left to the bodies' join to judge: rare, and it reads its figures its own way.
     if (kind === 'otlp_log' && (!read || isBodyEventName(t.name(t.length - 1)))) bodyEvents.push(e);
     if (!read) continue;
-    const session = t.text('session', t.length - 1);
-    // The records share one string for the session id: compared by text once, then by identity.
-    if (session === sameSession) continue;
-    if (session === ctx.session) sameSession = session;
-    else if (session !== undefined) {
-      addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${t.name(t.length - 1)} record names session ${session}, not ${ctx.session}`);
+    const session = t.code('session', t.length - 1);
+    // The records share one code for the session id: compared by text once, then by code.
+    if (session < 0 || session === sameSession) continue;
+    const text = codes.text(session);
+    if (text === ctx.session) sameSession = session;
+    else {
+      addUnresolved(ctx, 'telemetry', `record/${e.seq}/${e.row}`, `the ${t.name(t.length - 1)} record names session ${text}, not ${ctx.session}`);
       t.dropLast();
     }
   }
@@ -118,9 +106,13 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
       addUnresolved(ctx, 'telemetry', `request/${text}`, `the runtime ties request ${text} to two calls, ${codes.text(prev)} and ${codes.text(call)}`);
     }
   };
-  // Each landed tool use by its id's code, so an event finds its use with no lookup by text.
+  // Each landed tool use by its id's code, so an event finds its use with no lookup by text, and
+  // by its place in `uses`: the code of the call holding it, and its first row (-1: none), a chain
+  // through its rows (toolRows) onwards.
   const useList = n ? [...uses.values()] : []; // with no rows nothing looks a use up: a session with no export numbers none
   const useAt = new CodeMap(codes.size);
+  const callOfUse = new Int32Array(useList.length);
+  const firstRowOfUse = new Int32Array(useList.length).fill(-1);
   useList.forEach((u, i) => {
     let known = -1;
     if (table) {
@@ -128,6 +120,7 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
       for (let k = 0; k < parts.length; k++) if (parts[k]!.k === 'call' && parts[k]!.id === u.id) known = stringCodedOf(u.entry)!.partIdCode(k);
     }
     useAt.set(codes.of(u.id, known), i);
+    callOfUse[i] = callCode(u.entry);
   });
   for (let r = 0; r < n; r++) {
     const kind = t.kind(r);
@@ -140,11 +133,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     const bridging = kind === 'tool_decision' || kind === 'tool_result';
     if ((bridging || kind === 'tool_span' || kind === 'tool_execution_span') && toolUse >= 0) {
       const at = useAt.get(toolUse);
-      const use = at < 0 ? undefined : useList[at];
-      if (bridging && use) bridge(request, callCode(use.entry));
-      if (!use) j.byUnknownToolUse.add(t.text('toolUse', r), r);
-      else if (use.telemetryRow === undefined) j.toolRows.start((use.telemetryRow = r));
-      else j.toolRows.append(use.telemetryRow, r);
+      if (at < 0) j.byUnknownToolUse.add(t.text('toolUse', r), r);
+      else {
+        if (bridging) bridge(request, callOfUse[at]!);
+        if (firstRowOfUse[at]! < 0) j.toolRows.start((firstRowOfUse[at] = r));
+        else j.toolRows.append(firstRowOfUse[at]!, r);
+      }
     }
     if (kind === 'call' || kind === 'call_span' || kind === 'call_error') j.byRequest.add(request, r);
     if (kind === 'tool_blocked_span') j.byParentSpan.add(t.text('parentSpanId', r), r);
@@ -177,11 +171,12 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
     );
   }
 
+  let useNo = 0;
   for (const u of uses.values()) {
+    const first = n ? firstRowOfUse[useNo++]! : -1;
     const node = u.node;
     if (!node) continue;
     let blocked: number[] | undefined;
-    const first = u.telemetryRow ?? -1;
     for (let r = first; r >= 0; r = j.toolRows.after(r))
       if (t.kind(r) === 'tool_span' && t.text('spanId', r))
         for (let b = j.byParentSpan.first(t.text('spanId', r)); b >= 0; b = j.byParentSpan.after(b)) (blocked ??= []).push(b);
@@ -227,268 +222,4 @@ function placed(t: ObservationTable, r: number): PlacedObservation {
   const time = t.time(r);
   if (time !== undefined) o.time = time;
   return o;
-}
-
-/** A provider call's figures, each with where it came from. */
-function callFigures(out: Record<string, unknown>, requestCode: number, j: Joined, retried: RetriedAttempt[] | undefined): void {
-  const { t, times } = j;
-  const request = requestCode < 0 ? undefined : j.codes.text(requestCode);
-  let event = -1,
-    span = -1;
-  let failed: number[] | undefined;
-  let refs: Ref[] | undefined;
-  const first = j.byRequest.first(requestCode);
-  for (let r = first; r >= 0; r = j.byRequest.after(r)) {
-    const kind = t.kind(r);
-    if (kind === 'call') {
-      if (event < 0) event = r;
-    } else if (kind === 'call_span' && t.succeeded(r) !== false) {
-      if (span < 0) span = r;
-    }
-    if (kind === 'call_error' || (kind === 'call_span' && t.succeeded(r) === false)) (failed ??= []).push(r);
-    if (refs) refs.push(refAt(t, r));
-    else refs = [refAt(t, r)]; // made with its one element: an array's first push reserves room for 16
-  }
-  const num = (field: Parameters<ObservationTable['number']>[0], r: number) => (r < 0 ? undefined : t.number(field, r));
-  const text = (field: Parameters<ObservationTable['text']>[0], r: number) => (r < 0 ? undefined : t.text(field, r));
-  if (request) out.request_id = request;
-  // Each figure from the event, else from the span, with where it came from. Named stores: V8 may
-  // turn an object given many properties by computed names into a larger dictionary-mode object.
-  const eventMs = num('durationMs', event),
-    spanMs = num('durationMs', span);
-  if (eventMs !== undefined || spanMs !== undefined) {
-    out.duration_ms = eventMs ?? spanMs;
-    out.duration_ms_from = eventMs !== undefined ? 'event' : 'span';
-  }
-  const eventTtft = num('ttftMs', event),
-    spanTtft = num('ttftMs', span);
-  if (eventTtft !== undefined || spanTtft !== undefined) {
-    out.ttft_ms = eventTtft ?? spanTtft;
-    out.ttft_ms_from = eventTtft !== undefined ? 'event' : 'span';
-  }
-  const cost = num('costUsd', event);
-  if (cost !== undefined) {
-    out.cost_usd = cost;
-    out.cost_usd_from = 'event';
-  }
-  const eventSpeed = text('speed', event),
-    spanSpeed = text('speed', span);
-  if (eventSpeed !== undefined || spanSpeed !== undefined) {
-    out.speed = eventSpeed ?? spanSpeed;
-    out.speed_from = eventSpeed !== undefined ? 'event' : 'span';
-  }
-  const eventModel = text('model', event),
-    spanModel = text('model', span);
-  if (eventModel !== undefined || spanModel !== undefined) {
-    out.model = eventModel ?? spanModel;
-    out.model_from = eventModel !== undefined ? 'event' : 'span';
-  }
-  const spanStart = times.formatText(text('start', span)),
-    spanEnd = times.formatText(text('end', span));
-  const eventTime = event < 0 ? undefined : t.time(event);
-  if (spanStart && spanEnd) {
-    out.started_at = spanStart;
-    out.ended_at = spanEnd;
-    out.span_from = 'span';
-  } else if (eventTime !== undefined && eventMs !== undefined) {
-    out.started_at = times.format(eventTime - eventMs);
-    out.ended_at = times.format(eventTime);
-    out.span_from = 'event';
-  }
-  if (event >= 0) {
-    const usage: Record<string, number> = {};
-    const input = t.number('inputTokens', event),
-      output = t.number('outputTokens', event),
-      cacheRead = t.number('cacheReadTokens', event),
-      cacheCreation = t.number('cacheCreationTokens', event);
-    if (input !== undefined) usage.input = input;
-    if (output !== undefined) usage.output = output;
-    if (cacheRead !== undefined) usage.cache_read = cacheRead;
-    if (cacheCreation !== undefined) usage.cache_creation = cacheCreation;
-    if (Object.keys(usage).length) out.event_usage = usage;
-  }
-  // Failed attempts: the runtime's api_error events, llm_request spans it marked unsuccessful, and
-  // the transcript's api_error records right above the call, timed by the answered span's attempts.
-  if (failed || retried) Object.assign(out, failedAttempts(failed ?? [], retried ?? [], span, j));
-  if (out.duration_ms === undefined || out.ttft_ms === undefined || out.cost_usd === undefined) {
-    const missing = CALL_FIGURES.filter((k) => out[k] === undefined);
-    out.unavailable = missing;
-    out.unavailable_reason = !j.exported ? NO_EXPORT : request ? 'the runtime sent no figure for it' : NOT_YET;
-  }
-  if (refs) out.telemetry_refs = refs;
-}
-
-const CALL_FIGURES = ['duration_ms', 'ttft_ms', 'cost_usd'];
-
-/** The first row of a kind in a tool use's group, or -1. */
-function firstOfKind(j: Joined, first: number, kind: ObservationKind): number {
-  for (let r = first; r >= 0; r = j.toolRows.after(r)) if (j.t.kind(r) === kind) return r;
-  return -1;
-}
-
-/** A tool step's figures: execution time, outcome, the permission decision, the wait for the user. */
-function toolFigures(out: Record<string, unknown>, first: number, blocked: number[] | undefined, j: Joined): void {
-  const { t, times } = j;
-  const result = firstOfKind(j, first, 'tool_result'),
-    exec = firstOfKind(j, first, 'tool_execution_span'),
-    decided = firstOfKind(j, first, 'tool_decision');
-  const decision = decided >= 0 ? decided : (blocked?.find((r) => t.text('decision', r)) ?? -1);
-  // Named stores only, as in callFigures.
-  const resultMs = result < 0 ? undefined : t.number('durationMs', result);
-  const execMs = resultMs !== undefined || exec < 0 ? undefined : t.number('durationMs', exec);
-  if (resultMs !== undefined) {
-    out.execution_ms = resultMs;
-    out.execution_ms_from = 'event';
-  } else if (execMs !== undefined) {
-    out.execution_ms = execMs;
-    out.execution_ms_from = 'span';
-  }
-  out.timing = out.execution_ms !== undefined ? 'observed' : 'unavailable';
-  const execStart = exec < 0 ? undefined : times.formatText(t.text('start', exec));
-  const resultTime = result < 0 ? undefined : t.time(result);
-  if (execStart) {
-    out.started_at = execStart;
-    out.started_at_from = 'span';
-  } else if (resultTime !== undefined && resultMs !== undefined) {
-    const started = times.format(resultTime - resultMs);
-    if (started !== undefined) {
-      out.started_at = started;
-      out.started_at_from = 'event';
-    }
-  }
-  const resultSuccess = result < 0 ? undefined : t.succeeded(result);
-  const success = resultSuccess ?? (exec < 0 ? undefined : t.succeeded(exec));
-  if (success !== undefined) {
-    out.success = success;
-    out.success_from = resultSuccess !== undefined ? 'event' : 'span';
-  }
-  const resultBytes = result < 0 ? undefined : t.number('resultBytes', result);
-  if (resultBytes !== undefined) {
-    out.result_bytes = resultBytes;
-    out.result_bytes_from = 'event';
-  }
-  const decisionText = decision < 0 ? undefined : t.text('decision', decision);
-  if (decisionText) {
-    const where = t.kind(decision) === 'tool_decision' ? 'event' : 'span';
-    out.decision = decisionText;
-    out.decision_from = where;
-    const source = t.text('decisionSource', decision);
-    if (source !== undefined) {
-      out.decision_source = source;
-      out.decision_source_from = where;
-    }
-  }
-  if (blocked) {
-    let ms = 0;
-    for (const b of blocked) ms += t.number('durationMs', b) ?? 0;
-    out.blocked_on_user_ms = round3(ms);
-    out.blocked_on_user_ms_from = 'span';
-  }
-  const error = (result < 0 ? undefined : t.text('error', result)) ?? (exec < 0 ? undefined : t.text('error', exec));
-  if (error && success === false) out.error_class = error;
-  if (out.execution_ms === undefined || out.decision === undefined) {
-    const missing = TOOL_FIGURES.filter((k) => out[k] === undefined);
-    out.unavailable = missing;
-    // A refused tool never runs: its missing execution time is the decision's doing, not a gap.
-    out.unavailable_reason = !j.exported ? NO_EXPORT : decisionText === 'reject' && missing.length === 1 ? 'the tool was refused and never ran' : NOT_YET;
-  }
-  if (first >= 0 || blocked) {
-    let count = blocked?.length ?? 0;
-    for (let r = first; r >= 0; r = j.toolRows.after(r)) count++;
-    // Sized up front: kept in the document, an array grown by pushes keeps room for 16.
-    const refs = new Array<Ref>(count);
-    let i = 0;
-    for (let r = first; r >= 0; r = j.toolRows.after(r)) refs[i++] = refAt(t, r);
-    if (blocked) for (const b of blocked) refs[i++] = refAt(t, b);
-    out.telemetry_refs = refs;
-  }
-}
-
-const TOOL_FIGURES = ['execution_ms', 'decision'];
-
-/**
- * A talk's (with its prompt ids) or the conversation's totals, over the events of those prompt
- * ids or of the whole session, summed in landed order so equal inputs give equal floats.
- */
-function writeTotals(out: Record<string, unknown>, j: Joined, promptIds?: string[]): void {
-  if (!j.exported) {
-    if (!promptIds) {
-      out.telemetry = 'unavailable';
-      out.telemetry_reason = NO_EXPORT;
-    }
-    return;
-  }
-  const { t } = j;
-  let cost = 0,
-    apiMs = 0,
-    toolMs = 0,
-    calls = 0,
-    errors = 0;
-  const add = (r: number) => {
-    const kind = t.kind(r);
-    if (kind === 'call') {
-      calls++;
-      cost += t.number('costUsd', r) ?? 0;
-      apiMs += t.number('durationMs', r) ?? 0;
-    } else if (kind === 'tool_result') toolMs += t.number('durationMs', r) ?? 0;
-    else if (kind === 'call_error') errors++;
-  };
-  if (promptIds) for (const p of promptIds) for (let r = j.byPrompt.first(p); r >= 0; r = j.byPrompt.after(r)) add(r);
-  else for (let r = 0; r < t.length; r++) add(r);
-  out.cost_usd = round3x(cost);
-  out.api_ms = apiMs;
-  out.tool_ms = toolMs;
-  out.api_calls = calls;
-  out.api_errors = errors;
-  if (promptIds) out.prompt_ids = promptIds;
-}
-
-/**
- * A call's failed attempts, oldest first, each with where it came from. Time lost is what the
- * runtime measured: the failed attempts' own durations when its events or spans state them, else
- * the time from the first attempt's start to the answered one's, from the answered span's
- * attempt marks.
- */
-function failedAttempts(failed: number[], retried: RetriedAttempt[], span: number, j: Joined): Record<string, unknown> {
-  const { t, times } = j;
-  const marks = span < 0 ? undefined : t.attemptStarts(span);
-  const starts = new Map((marks ?? []).map((a) => [a.attempt, a.at]));
-  const clean = (a: Record<string, unknown>) => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined));
-  const attempts = [
-    ...retried.map((r) =>
-      clean({
-        attempt: r.attempt,
-        status_code: r.statusCode,
-        request_id: r.request,
-        retry_in_ms: r.retryInMs,
-        error: r.error,
-        started_at: r.attempt !== undefined ? times.formatText(starts.get(r.attempt)) : undefined,
-        failed_at: times.format(r.time),
-        from: 'transcript',
-        ref: r.at,
-      }),
-    ),
-    ...failed.map((r) =>
-      clean({
-        attempt: t.number('attempt', r),
-        status_code: t.number('statusCode', r),
-        duration_ms: t.number('durationMs', r),
-        error: t.text('error', r),
-        from: t.kind(r) === 'call_error' ? 'event' : 'span',
-      }),
-    ),
-  ];
-  const out: Record<string, unknown> = { attempts };
-  const first = marks?.[0];
-  const last = marks?.[marks.length - 1];
-  if (failed.length && failed.every((r) => t.number('durationMs', r) !== undefined)) {
-    out.attempts_lost_ms = failed.reduce((a, r) => a + t.number('durationMs', r)!, 0);
-    out.attempts_lost_from = t.kind(failed[0]!) === 'call_error' ? 'event' : 'span';
-  } else if (first && last && last.attempt > first.attempt) {
-    out.attempts_lost_ms = Date.parse(last.at) - Date.parse(first.at);
-    out.attempts_lost_from = 'span';
-  } else {
-    out.attempts_lost_unavailable = 'no event or span timed the failed attempts';
-  }
-  return out;
 }

@@ -95,12 +95,18 @@ function scalarsOf(v: unknown): Record<string, FigureValue> {
 
 /** Pair column layout: key index, type, value (string index, number index, or 0/1). */
 export const PAIR_STRIDE = 3;
-const STRING = 0,
-  NUMBER = 1,
-  BOOLEAN = 2,
-  OWN = 4;
-/** Marks the end of one record's pairs. */
-const END = -2;
+/** A pair's type (its second slot, with `PAIR_OWN` set for the data part's own fields). */
+export const PAIR_STRING = 0,
+  PAIR_NUMBER = 1,
+  PAIR_BOOLEAN = 2,
+  PAIR_OWN = 4;
+const STRING = PAIR_STRING,
+  NUMBER = PAIR_NUMBER,
+  BOOLEAN = PAIR_BOOLEAN,
+  OWN = PAIR_OWN;
+/** Marks the end of one record's pairs (in a pair's key slot). */
+export const PAIR_END = -2;
+const END = PAIR_END;
 
 /** Builds the pair and number columns while the index is encoded; strings go to the index's own table. */
 export class FigureColumnWriter {
@@ -138,6 +144,18 @@ export interface FigureColumns {
   numbers: Float64Array;
   str: (string | undefined)[];
 }
+
+/**
+ * A loaded record whose figures a reader can walk in the columns themselves (from pair
+ * `figureStart()`, to `PAIR_END`), making no object for them: stage 9 reads tens of thousands.
+ */
+export interface ColumnCoded {
+  readonly figureColumns: FigureColumns;
+  /** The record's first pair, or -1 when it has no figures. */
+  figureStart(): number;
+}
+
+export const columnCodedOf = (e: object): ColumnCoded | undefined => ('figureStart' in e ? (e as ColumnCoded) : undefined);
 
 /** One loaded record's figures, read straight from the columns. */
 export class ColumnFigures implements Figures {

@@ -16,6 +16,7 @@ import {
   FigureList,
   PAIR_STRIDE,
   telemetryFigures,
+  type ColumnCoded,
   type FigureColumns,
   type Figures,
 } from './index-figures.js';
@@ -259,7 +260,7 @@ const NO_FLAGS: string[] = [];
  * record and no strings or arrays: fields are read on access, so a 60,000-record index loads in
  * a few tens of milliseconds and leaves little for the collector.
  */
-class IndexedRecord implements IndexEntry, StringCoded {
+class IndexedRecord implements IndexEntry, StringCoded, ColumnCoded {
   private cachedParts: IndexedPart[] | undefined;
   constructor(
     private readonly c: Columns,
@@ -343,6 +344,12 @@ class IndexedRecord implements IndexEntry, StringCoded {
   get figures(): Figures | undefined {
     const start = this.c.rows[this.i * ROW_STRIDE + 18]!;
     return start < 0 ? undefined : new ColumnFigures(this.c.figures, start);
+  }
+  get figureColumns(): FigureColumns {
+    return this.c.figures;
+  }
+  figureStart(): number {
+    return this.c.rows[this.i * ROW_STRIDE + 18]!;
   }
   get parts(): IndexedPart[] {
     if (this.cachedParts) return this.cachedParts;

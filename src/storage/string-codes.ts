@@ -29,6 +29,10 @@ export class IdCodes {
     if (this.table) return known >= 0 ? known : this.ownCode(text);
     return this.ownCode(text);
   }
+  /** The loaded index's string table the codes below its length are numbers of, if any. */
+  get sharedTable(): readonly (string | undefined)[] | undefined {
+    return this.table;
+  }
   /** The text a code stands for. */
   text(code: number): string {
     return this.table ? (code < this.table.length ? this.table[code]! : this.texts[code - this.table.length]!) : this.texts[code]!;

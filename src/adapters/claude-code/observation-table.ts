@@ -1,25 +1,15 @@
-import type { ColumnFigures, Figures } from '../../storage/index-figures.js';
+import { PAIR_BOOLEAN, PAIR_END, PAIR_NUMBER, PAIR_OWN, PAIR_STRIDE, PAIR_STRING, type FigureColumns, type Figures } from '../../storage/index-figures.js';
 import type { IdCodes } from '../../storage/string-codes.js';
-import { ChunkedList } from '../../util/chunked-list.js';
-import {
-  ATTRIBUTES,
-  attemptStarts,
-  type bool,
-  EVENT_KINDS,
-  num,
-  SPAN_KINDS,
-  str,
-  type Observation,
-  type ObservationKind,
-  type Settable,
-} from './otlp-figures.js';
+import { ATTRIBUTES, attemptStarts, bool, EVENT_KINDS, num, SPAN_KINDS, str, type Observation, type ObservationKind, type Settable } from './otlp-figures.js';
 
 /**
  * Claude Code's events and spans as columns: one row per record, with no object per record (the
  * first reader made one each; it is kept as the tests' reference join): a join over tens of
  * thousands of events leaves a few typed arrays to the collector instead of one observation each
- * (that garbage was half of the join's cost). A column is made when its field is first written, and
- * strings go in small chunks: large JS arrays are costly to allocate (see util/chunked-list.ts).
+ * (that garbage was half of the join's cost). A column is made when its field is first written.
+ * Strings are kept as their codes in the join's numbering (storage/string-codes.ts), and a loaded
+ * index's records are read straight from its pair columns (`readColumns`): an id, a name or a time
+ * is a number copied, never a string looked up or stored.
  */
 
 const STRING_FIELDS = [
@@ -58,6 +48,8 @@ type NumberField = (typeof NUMBER_FIELDS)[number];
 
 const KINDS: readonly ObservationKind[] = [...new Set<ObservationKind>([...Object.values(EVENT_KINDS), ...Object.values(SPAN_KINDS), 'other'])];
 const KIND_CODE = new Map(KINDS.map((k, i) => [k, i]));
+const OTHER = KIND_CODE.get('other')!,
+  CALL_SPAN = KIND_CODE.get('call_span')!;
 
 /** Where each attribute a join reads goes: a string, number or boolean column, and how its value reads. */
 type Slot =
@@ -75,109 +67,211 @@ const SLOTS = new Map(Object.entries(ATTRIBUTES).map(([key, [field, read]]) => [
 const STRING_COLUMN = Object.fromEntries(STRING_FIELDS.map((f, i) => [f, i])) as Record<StringField, number>;
 const NUMBER_COLUMN = Object.fromEntries(NUMBER_FIELDS.map((f, i) => [f, i])) as Record<NumberField, number>;
 
+/**
+ * What a key does, as one small integer, for the column reader's plan: the data part's own fields
+ * (read only in the record's leading own pairs), `error_type`, a string or number column, success.
+ */
+const OWN_FIELDS = ['event', 'name', 'duration_ns', 'events', 'span_id', 'parent_span_id', 'start', 'end'] as const;
+const [OWN_EVENT, OWN_NAME, OWN_DURATION_NS, OWN_EVENTS, OWN_SPAN_ID, OWN_PARENT_SPAN_ID, OWN_START, OWN_END] = OWN_FIELDS.map((_, i) => i + 1) as number[];
+const ACT_ERROR_TYPE = 16,
+  ACT_SUCCESS = 17,
+  ACT_STRING = 32, // + the string column
+  ACT_NUMBER = 64; // + the number column
+const attributeAction = (key: string): number => {
+  const slot = SLOTS.get(key);
+  if (!slot) return key === 'error_type' ? ACT_ERROR_TYPE : 0;
+  return slot.type === 'string' ? ACT_STRING + slot.column : slot.type === 'number' ? ACT_NUMBER + slot.column : ACT_SUCCESS;
+};
+const ownAction = (key: string): number => OWN_FIELDS.indexOf(key as (typeof OWN_FIELDS)[number]) + 1;
+
+/** A pair's value as `num` reads it: a number, or a string holding one. */
+function pairNumber(type: number, v: number, c: FigureColumns): number | undefined {
+  if (type === PAIR_NUMBER) return c.numbers[v]!;
+  return type === PAIR_STRING ? num(c.str[v]!) : undefined;
+}
+/** A pair's value as `bool` reads it. */
+function pairBoolean(type: number, v: number, c: FigureColumns): boolean | undefined {
+  if (type === PAIR_BOOLEAN) return v === 1;
+  return type === PAIR_STRING ? bool(c.str[v]!) : undefined;
+}
+
 export class ObservationTable {
   length = 0;
   private readonly capacity: number;
   private readonly kinds: Uint8Array;
-  private readonly names = new ChunkedList<string>();
+  /** The event's or span's name, as a code. */
+  private readonly names: Int32Array;
   /** Where each row was landed: the record's file sequence and row. */
   readonly seqs: Int32Array;
   readonly rows: Int32Array;
   /** The record's own time (an event's timestamp, a span's start), ms since the epoch; NaN when it has none. */
   private readonly times: Float64Array;
-  private readonly strings: (ChunkedList<string | undefined> | undefined)[] = STRING_FIELDS.map(() => undefined);
+  /** Each string field's code + 1; 0 where absent. */
+  private readonly strings: (Int32Array | undefined)[] = STRING_FIELDS.map(() => undefined);
   /** NaN where absent. */
   private readonly numbers: (Float64Array | undefined)[] = NUMBER_FIELDS.map(() => undefined);
   /** 1, 0, or -1 where absent. */
   private readonly success: Int8Array;
   private readonly attempts = new Map<number, { attempt: number; at: string }[]>();
-  /** The request and tool use ids' codes (+1; 0 where absent), when the table was given a numbering: the join keys arrays by them. */
-  private readonly requestCodes: Int32Array | undefined;
-  private readonly toolUseCodes: Int32Array | undefined;
+  /** The kind of each name met, by the name's code. */
+  private readonly kindOfName = new Map<number, number>();
 
-  /** `capacity`: at most this many rows (the telemetry records to read); `codes`: the numbering the join keys ids by. */
+  /** `capacity`: at most this many rows (the telemetry records to read); `codes`: the numbering every string is kept in. */
   constructor(
     capacity: number,
-    private readonly codes?: IdCodes,
+    private readonly codes: IdCodes,
   ) {
     this.capacity = capacity;
-    if (codes) {
-      this.requestCodes = new Int32Array(capacity);
-      this.toolUseCodes = new Int32Array(capacity);
-    }
     this.kinds = new Uint8Array(capacity);
+    this.names = new Int32Array(capacity);
     this.seqs = new Int32Array(capacity);
     this.rows = new Int32Array(capacity);
     this.times = new Float64Array(capacity).fill(NaN);
     this.success = new Int8Array(capacity).fill(-1);
   }
 
-  /** The slot of each key of a loaded index's key table, by the key's number: one array read per figure, not a map lookup by text. */
+  /** What each key of a loaded index's key table does, by the key's number: as an own field, and as an attribute. */
   private keyTable: readonly string[] | undefined;
-  private keySlots: (Slot | undefined)[] = [];
-  private slotsFor(keys: readonly string[]): (Slot | undefined)[] {
-    if (keys !== this.keyTable) {
-      this.keyTable = keys;
-      this.keySlots = keys.map((k) => SLOTS.get(k));
-    }
-    return this.keySlots;
+  private ownPlan: Int8Array = new Int8Array(0);
+  private attributePlan: Int8Array = new Int8Array(0);
+  private planFor(keys: readonly string[]): void {
+    if (keys === this.keyTable) return;
+    this.keyTable = keys;
+    this.ownPlan = Int8Array.from(keys, ownAction);
+    this.attributePlan = Int8Array.from(keys, attributeAction);
   }
 
-  private setText(column: number, r: number, value: string | undefined): void {
-    (this.strings[column] ??= new ChunkedList<string | undefined>()).set(r, value);
+  private setCode(column: number, r: number, code: number): void {
+    (this.strings[column] ??= new Int32Array(this.capacity))[r] = code + 1;
   }
   private setNumber(column: number, r: number, value: number): void {
     (this.numbers[column] ??= new Float64Array(this.capacity).fill(NaN))[r] = value;
   }
+  /** The kind a record's name makes it, as a code, from its name's code and text. */
+  private kindOf(isEvent: boolean, nameCode: number, name: string): number {
+    // Event and span names never share text in the runtime's vocabulary; the key keeps them apart anyway.
+    const key = isEvent ? nameCode : -2 - nameCode;
+    let kind = this.kindOfName.get(key);
+    if (kind === undefined) this.kindOfName.set(key, (kind = KIND_CODE.get((isEvent ? EVENT_KINDS[name] : SPAN_KINDS[name]) ?? 'other')!));
+    return kind;
+  }
+  /** Starts row `r` with what every row has. */
+  private open(r: number, kind: number, name: number, seq: number, row: number, time: number | undefined): void {
+    this.length++;
+    this.kinds[r] = kind;
+    this.names[r] = name;
+    this.seqs[r] = seq;
+    this.rows[r] = row;
+    if (time !== undefined) this.times[r] = time;
+  }
 
   /**
-   * Reads one record's figures as the next row, in one pass, own fields first. Returns false (and
-   * adds no row) when they are not an event or span of this runtime's. An event or span no join
-   * reads is a row with its kind (`other`) and name only.
+   * Reads one loaded record's figures (from pair `start` of the columns `c`) as the next row, in one
+   * pass, own fields first. Its strings' codes are the columns' string numbers: the caller checks
+   * the join numbers by the same table (`IdCodes.sharedTable === c.str`). Returns false (and adds no
+   * row) when they are not an event or span of this runtime's. An event or span no join reads is a
+   * row with its kind (`other`) and name only.
+   */
+  readColumns(c: FigureColumns, start: number, seq: number, row: number, time: number | undefined): boolean {
+    this.planFor(c.keys);
+    const { pairs, str: text } = c;
+    const ownPlan = this.ownPlan,
+      attributePlan = this.attributePlan;
+    const r = this.length;
+    let kind = -1,
+      name = -1,
+      isEvent = false,
+      spanNs: number | undefined,
+      events = -1,
+      errorType = -1,
+      spanId = -1,
+      parentSpanId = -1,
+      spanStart = -1,
+      spanEnd = -1;
+    let p = start * PAIR_STRIDE;
+    for (; pairs[p] !== PAIR_END && (pairs[p + 1]! & PAIR_OWN) !== 0; p += PAIR_STRIDE) {
+      const type = pairs[p + 1]! & ~PAIR_OWN,
+        v = pairs[p + 2]!;
+      const act = ownPlan[pairs[p]!]!;
+      // Only a non-empty string names, sets an id or a time (str); a duration may be a number or a string (num).
+      const isText = type === PAIR_STRING && text[v] !== '';
+      if (act === OWN_EVENT || act === OWN_NAME) {
+        if (!isText || kind >= 0 || (act === OWN_NAME && isEvent)) continue;
+        isEvent = act === OWN_EVENT;
+        name = v;
+        kind = this.kindOf(isEvent, v, text[v]!);
+        if (kind === OTHER) break;
+      } else if (act === OWN_DURATION_NS) spanNs = pairNumber(type, v, c);
+      else if (!isText) continue;
+      else if (act === OWN_EVENTS) events = v;
+      else if (act === OWN_SPAN_ID) spanId = v;
+      else if (act === OWN_PARENT_SPAN_ID) parentSpanId = v;
+      else if (act === OWN_START) spanStart = v;
+      else if (act === OWN_END) spanEnd = v;
+    }
+    if (kind < 0) return false;
+    this.open(r, kind, name, seq, row, time);
+    if (kind === OTHER) return true;
+    for (; pairs[p] !== PAIR_END; p += PAIR_STRIDE) {
+      const act = attributePlan[pairs[p]!]!;
+      if (act === 0) continue;
+      const type = pairs[p + 1]! & ~PAIR_OWN,
+        v = pairs[p + 2]!;
+      if (act >= ACT_NUMBER) {
+        const n = pairNumber(type, v, c);
+        if (n !== undefined) this.setNumber(act - ACT_NUMBER, r, n);
+      } else if (act >= ACT_STRING) {
+        if (type === PAIR_STRING && text[v] !== '') this.setCode(act - ACT_STRING, r, v);
+      } else if (act === ACT_SUCCESS) {
+        const b = pairBoolean(type, v, c);
+        if (b !== undefined) this.success[r] = b ? 1 : 0;
+      } else if (type === PAIR_STRING && text[v] !== '') errorType = v;
+    }
+    this.finishRow(r, kind, isEvent, spanNs, errorType, spanId, parentSpanId, spanStart, spanEnd, events < 0 ? undefined : text[events]);
+    return true;
+  }
+
+  /**
+   * Reads one record's figures, of any form (built in memory, or loaded with a table the join does
+   * not number by), as the next row: as `readColumns`, with each string numbered as met.
    */
   read(figures: Figures, seq: number, row: number, time: number | undefined): boolean {
     const r = this.length;
-    let kind: ObservationKind | undefined;
-    let name: string | undefined;
-    let isEvent = false,
+    const codeOf = (s: string | undefined) => (s === undefined ? -1 : this.codes.of(s, -1));
+    let kind = -1,
+      name = -1,
+      isEvent = false,
       spanNs: number | undefined,
       events: string | undefined,
       errorType: string | undefined,
       spanId: string | undefined,
       parentSpanId: string | undefined,
-      start: string | undefined,
-      end: string | undefined;
+      spanStart: string | undefined,
+      spanEnd: string | undefined;
     const n = figures.count;
-    const columnFigures = 'valueCode' in figures ? (figures as ColumnFigures) : undefined;
     let i = 0;
     for (; i < n && figures.own(i); i++) {
       const key = figures.key(i);
       const value = figures.value(i);
       if (key === 'event' || key === 'name') {
         const named = str(value);
-        if (!named || kind || (key === 'name' && isEvent)) continue;
+        if (!named || kind >= 0 || (key === 'name' && isEvent)) continue;
         isEvent = key === 'event';
-        kind = (isEvent ? EVENT_KINDS[named] : SPAN_KINDS[named]) ?? 'other';
-        name = named;
-        if (kind === 'other') break;
+        name = codeOf(named);
+        kind = this.kindOf(isEvent, name, named);
+        if (kind === OTHER) break;
       } else if (key === 'duration_ns') spanNs = num(value);
       else if (key === 'events') events = str(value);
       else if (key === 'span_id') spanId = str(value);
       else if (key === 'parent_span_id') parentSpanId = str(value);
-      else if (key === 'start') start = str(value);
-      else if (key === 'end') end = str(value);
+      else if (key === 'start') spanStart = str(value);
+      else if (key === 'end') spanEnd = str(value);
     }
-    if (!kind || name === undefined) return false;
-    this.length++;
-    this.kinds[r] = KIND_CODE.get(kind)!;
-    this.names.set(r, name);
-    this.seqs[r] = seq;
-    this.rows[r] = row;
-    if (time !== undefined) this.times[r] = time;
-    if (kind === 'other') return true;
-    const slots = columnFigures ? this.slotsFor(columnFigures.keyNames) : undefined;
+    if (kind < 0) return false;
+    this.open(r, kind, name, seq, row, time);
+    if (kind === OTHER) return true;
     for (; i < n; i++) {
-      const slot = slots ? slots[columnFigures!.keyCode(i)] : SLOTS.get(figures.key(i));
+      const slot = SLOTS.get(figures.key(i));
       if (!slot) {
         if (figures.key(i) === 'error_type') errorType = str(figures.value(i));
         continue;
@@ -185,10 +279,7 @@ export class ObservationTable {
       const value = figures.value(i);
       if (slot.type === 'string') {
         const read = slot.read(value);
-        if (read === undefined) continue;
-        this.setText(slot.column, r, read);
-        const codes = slot.column === STRING_COLUMN.request ? this.requestCodes : slot.column === STRING_COLUMN.toolUse ? this.toolUseCodes : undefined;
-        if (codes) codes[r] = this.codes!.of(read, columnFigures ? columnFigures.valueCode(i) : -1) + 1;
+        if (read !== undefined) this.setCode(slot.column, r, codeOf(read));
       } else if (slot.type === 'number') {
         const read = slot.read(value);
         if (read !== undefined) this.setNumber(slot.column, r, read);
@@ -197,39 +288,52 @@ export class ObservationTable {
         if (read !== undefined) this.success[r] = read ? 1 : 0;
       }
     }
-    if (errorType !== undefined && this.text('error', r) === undefined) this.setText(STRING_COLUMN.error, r, errorType);
-    if (!isEvent) {
-      if (spanId) this.setText(STRING_COLUMN.spanId, r, spanId);
-      if (parentSpanId) this.setText(STRING_COLUMN.parentSpanId, r, parentSpanId);
-      if (start) this.setText(STRING_COLUMN.start, r, start);
-      if (end) this.setText(STRING_COLUMN.end, r, end);
-      // A span's own duration attribute is what the runtime measured; its start and end bound it.
-      if (spanNs !== undefined && this.number('durationMs', r) === undefined) this.setNumber(NUMBER_COLUMN.durationMs, r, spanNs / 1e6);
-      if (kind === 'call_span' && events) {
-        const starts = attemptStarts(events);
-        if (starts) this.attempts.set(r, starts);
-      }
-    }
+    this.finishRow(r, kind, isEvent, spanNs, codeOf(errorType), codeOf(spanId), codeOf(parentSpanId), codeOf(spanStart), codeOf(spanEnd), events);
     return true;
+  }
+
+  /** What both readers do once a row's attributes are read: the error's fallback, and a span's own fields. */
+  private finishRow(
+    r: number,
+    kind: number,
+    isEvent: boolean,
+    spanNs: number | undefined,
+    errorType: number,
+    spanId: number,
+    parentSpanId: number,
+    spanStart: number,
+    spanEnd: number,
+    events: string | undefined,
+  ): void {
+    if (errorType >= 0 && this.code('error', r) < 0) this.setCode(STRING_COLUMN.error, r, errorType);
+    if (isEvent) return;
+    if (spanId >= 0) this.setCode(STRING_COLUMN.spanId, r, spanId);
+    if (parentSpanId >= 0) this.setCode(STRING_COLUMN.parentSpanId, r, parentSpanId);
+    if (spanStart >= 0) this.setCode(STRING_COLUMN.start, r, spanStart);
+    if (spanEnd >= 0) this.setCode(STRING_COLUMN.end, r, spanEnd);
+    // A span's own duration attribute is what the runtime measured; its start and end bound it.
+    if (spanNs !== undefined && this.number('durationMs', r) === undefined) this.setNumber(NUMBER_COLUMN.durationMs, r, spanNs / 1e6);
+    if (kind === CALL_SPAN && events) {
+      const starts = attemptStarts(events);
+      if (starts) this.attempts.set(r, starts);
+    }
   }
 
   /** Takes back the last row read (a record of another session), leaving its place empty. */
   dropLast(): void {
     const r = --this.length;
     this.times[r] = NaN;
-    for (const c of this.strings) if (c?.get(r) !== undefined) c.set(r, undefined);
+    for (const c of this.strings) if (c) c[r] = 0;
     for (const c of this.numbers) if (c) c[r] = NaN;
     this.success[r] = -1;
     this.attempts.delete(r);
-    if (this.requestCodes) this.requestCodes[r] = 0;
-    if (this.toolUseCodes) this.toolUseCodes[r] = 0;
   }
 
   kind(r: number): ObservationKind {
     return KINDS[this.kinds[r]!]!;
   }
   name(r: number): string {
-    return this.names.get(r)!;
+    return this.codes.text(this.names[r]!);
   }
   /** The row's time, or undefined. */
   time(r: number): number | undefined {
@@ -237,12 +341,13 @@ export class ObservationTable {
     return Number.isNaN(t) ? undefined : t;
   }
   text(field: StringField, r: number): string | undefined {
-    return this.strings[STRING_COLUMN[field]]?.get(r);
+    const code = this.code(field, r);
+    return code < 0 ? undefined : this.codes.text(code);
   }
-  /** The code of the row's request or tool use id in the table's numbering, or -1 (absent, or no numbering given). */
-  code(field: 'request' | 'toolUse', r: number): number {
-    const codes = field === 'request' ? this.requestCodes : this.toolUseCodes;
-    return codes ? codes[r]! - 1 : -1;
+  /** The code of the row's string field in the join's numbering, or -1 where absent. */
+  code(field: StringField, r: number): number {
+    const c = this.strings[STRING_COLUMN[field]];
+    return c ? c[r]! - 1 : -1;
   }
   number(field: NumberField, r: number): number | undefined {
     const c = this.numbers[NUMBER_COLUMN[field]];
