@@ -179,10 +179,21 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
 
   test("every call's manifest is what the mock received: system characters, tool names, message count, max_tokens; and what it answered", async () => {
     let checked = 0;
+    let cutShort = 0;
     for (const id of [session, second]) {
       for (const c of (await calls(id)).calls) {
         const t = truth.find((q) => q.message_id === c.message_id)!;
         expect(t).toBeDefined();
+        // Under load the runtime can exit before it finishes its last bodies (see beforeAll): a request it left unreadable has no
+        // manifest, and that is all such a call may lack; every other call is compared in full.
+        const gone = (role: string) => unfinished.includes(`${t.request_id}.${role}.json`) || waiting.includes(`${t.request_id}.${role}.json`);
+        if (gone('request')) {
+          expect(c.manifest?.request).toBeUndefined();
+          if (gone('response')) expect(c.manifest?.response).toBeUndefined();
+          cutShort++;
+          checked++;
+          continue;
+        }
         const req = c.manifest!.request!;
         expect(req.system.chars).toBe(t.system_chars);
         expect(req.tools.names).toEqual(t.offered_tools);
@@ -198,6 +209,8 @@ describe('provider bodies from the real CLI, landed and joined to their calls', 
       }
     }
     expect(checked).toBe(truth.length);
+    // At most each session's last call can be cut short that way.
+    expect(cutShort).toBeLessThanOrEqual(2);
   });
 
   test('the context change from one call to the next: the tool call and its result were added, nothing dropped, nothing else changed', async () => {
