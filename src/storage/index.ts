@@ -24,7 +24,7 @@ import { listLanded } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { StringCoded } from './string-codes.js';
-import { INDEX_MAGIC, INDEX_SCHEMA, indexDir, indexFilePath, removeLegacyIndexState } from './index-file.js';
+import { INDEX_MAGIC, INDEX_PREFIX_BYTES, INDEX_SCHEMA, indexDir, indexFilePath, removeLegacyIndexState } from './index-file.js';
 
 export { INDEX_SCHEMA, indexDir, readIndexState } from './index-file.js';
 
@@ -226,9 +226,9 @@ function encodeIndex(ix: SessionIndex): Buffer {
     'utf8',
   );
   const headLen = head.length;
-  const pad = (8 - ((12 + headLen) % 8)) % 8; // the typed columns start 8-aligned
+  const pad = (8 - ((INDEX_PREFIX_BYTES + headLen) % 8)) % 8; // the typed columns start 8-aligned
   head = Buffer.concat([head, Buffer.alloc(pad)]);
-  const pre = Buffer.alloc(12);
+  const pre = Buffer.alloc(INDEX_PREFIX_BYTES);
   pre.writeUInt32LE(INDEX_MAGIC, 0);
   pre.writeUInt32LE(INDEX_SCHEMA, 4);
   pre.writeUInt32LE(headLen, 8);
@@ -372,9 +372,9 @@ class IndexedRecord implements IndexEntry, StringCoded, ColumnCoded {
 }
 
 function decodeIndex(buf: Buffer): SessionIndex | undefined {
-  if (buf.length < 12 || buf.readUInt32LE(0) !== INDEX_MAGIC || buf.readUInt32LE(4) !== INDEX_SCHEMA) return undefined;
+  if (buf.length < INDEX_PREFIX_BYTES || buf.readUInt32LE(0) !== INDEX_MAGIC || buf.readUInt32LE(4) !== INDEX_SCHEMA) return undefined;
   const headLen = buf.readUInt32LE(8);
-  const headText = buf.toString('utf8', 12, 12 + headLen);
+  const headText = buf.toString('utf8', INDEX_PREFIX_BYTES, INDEX_PREFIX_BYTES + headLen);
   const nl = headText.indexOf('\n');
   const o = JSON.parse(headText.slice(0, nl)) as {
     schema: number;
@@ -389,7 +389,7 @@ function decodeIndex(buf: Buffer): SessionIndex | undefined {
   };
   const strings: (string | undefined)[] = headText.length > nl + 1 ? headText.slice(nl + 1).split('\u0000') : [];
   if (o.schema !== INDEX_SCHEMA) return undefined;
-  let off = 12 + headLen + ((8 - ((12 + headLen) % 8)) % 8);
+  let off = INDEX_PREFIX_BYTES + headLen + ((8 - ((INDEX_PREFIX_BYTES + headLen) % 8)) % 8);
   const column = <T extends Float64Array | Int32Array>(C: { new (n: number): T; BYTES_PER_ELEMENT: number }, n: number): T => {
     const out = new C(n);
     new Uint8Array(out.buffer).set(buf.subarray(off, off + n * C.BYTES_PER_ELEMENT));
