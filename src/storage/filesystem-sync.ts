@@ -52,7 +52,8 @@ class SyncShell {
         this.err = '';
         resolve({ status, stderr });
       });
-      this.child.stdin.write(`${argv.map(shellQuote).join(' ')} </dev/null; echo "${DONE} $?"\n`);
+      // The command's messages go down the same pipe as the status line, so they are read before it (two pipes race).
+      this.child.stdin.write(`${argv.map(shellQuote).join(' ')} </dev/null 2>&1; echo "${DONE} $?"\n`);
     });
   }
 
@@ -66,6 +67,7 @@ class SyncShell {
       const line = this.out.slice(0, nl);
       this.out = this.out.slice(nl + 1);
       if (line.startsWith(DONE)) this.waiting.shift()?.(Number(line.slice(DONE.length + 1)));
+      else this.err += `${line}\n`;
     }
   }
 
