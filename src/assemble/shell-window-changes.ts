@@ -8,13 +8,14 @@
  *
  * The scan keeps sizes and times, never content, so such a change has no hunks and says
  * `lines: unavailable`; it sees one directory level, so it says `coverage: partial` (a file changed
- * deeper down shows as nothing). A call whose hooks cannot be paired (a hook missing, or several
- * before or after the call) gives no record here: the `/tools` join reports it with its reason.
+ * deeper down shows as nothing). Hooks pair as in the `/tools` join (hook-pairs.ts): a call whose
+ * hooks cannot be paired (a hook missing, or several before or after it) gives no record here.
  */
 import type { HookObservation } from '../adapters/claude-code/hook-event.js';
 import { scanDifference } from '../adapters/claude-code/dir-scan.js';
 import type { Ref } from '../formats/session-flow/types.js';
 import type { WorkspaceChange } from './workspace-changes.js';
+import { distinctObservations, pairToolHooks, scanWindow, theOnePair } from './hook-pairs.js';
 
 /** One landed hook observation and where it was read. */
 export interface LandedObservation {
@@ -32,32 +33,21 @@ function operationOf(before: string | undefined, after: string | undefined): Wor
 
 /** The changes of every shell call whose one hook before and one hook after both carry a scan of the same directory. */
 export function shellWindowChanges(landed: Iterable<LandedObservation>): WorkspaceChange[] {
-  const seen = new Set<string>();
-  const byTool = new Map<string, { pre: LandedObservation[]; post: LandedObservation[] }>();
-  for (const l of landed) {
-    const o = l.observation;
-    // The same event posted to the receiver and also spooled lands once per copy; it is one observation.
-    if (seen.has(o.id)) continue;
-    seen.add(o.id);
-    if (!o.tool || !o.shell?.scan || (o.event !== 'tool_pre' && o.event !== 'tool_post')) continue;
-    const slot = byTool.get(o.tool) ?? byTool.set(o.tool, { pre: [], post: [] }).get(o.tool)!;
-    (o.event === 'tool_pre' ? slot.pre : slot.post).push(l);
-  }
+  const observationOf = (l: LandedObservation) => l.observation;
   const out: WorkspaceChange[] = [];
-  for (const [tool, { pre, post }] of byTool) {
-    if (pre.length !== 1 || post.length !== 1) continue;
-    const before = pre[0]!.observation.shell!.scan!;
-    const after = post[0]!.observation.shell!.scan!;
-    if (before.dir !== after.dir) continue;
+  for (const [tool, pair] of pairToolHooks(distinctObservations(landed, observationOf), observationOf)) {
+    const one = theOnePair(pair);
+    const window = scanWindow(one?.before?.observation, one?.after?.observation);
+    if (!window) continue;
     // The record is the window's end: the hook after the call is where the change became known.
-    const at = post[0]!;
+    const at = one!.after!;
     const time = Date.parse(at.observation.time);
     const ref: Ref = { ...at.ref };
-    for (const name of scanDifference(before, after)) {
+    for (const name of scanDifference(window.before, window.after)) {
       const c: WorkspaceChange = {
         tool_use: tool,
         file: name,
-        operation: operationOf(before.entries[name], after.entries[name]),
+        operation: operationOf(window.before.entries[name], window.after.entries[name]),
         hunks: [],
         lines_added: 0,
         lines_removed: 0,

@@ -12,6 +12,7 @@
  */
 import { HOOK_SCHEMA, isHookObservation as isObservation, type ExecutionOutcome, type HookObservation } from '../adapters/claude-code/hook-event.js';
 import { scanDifference } from '../adapters/claude-code/dir-scan.js';
+import { distinctObservations, pairToolHooks, scanWindow, theOnePair } from './hook-pairs.js';
 
 export const OBSERVED_BY = 'aszcol-plugin';
 
@@ -66,17 +67,15 @@ const ms = (iso: string | undefined) => (iso ? Date.parse(iso) : NaN);
 
 export function joinExecutions(toolUseIds: ReadonlySet<string>, lines: readonly ObservationLine[]): ExecutionJoin {
   const unresolved: UnresolvedObservation[] = [];
-  const seen = new Set<string>();
-  const byTool = new Map<string, { pre: HookObservation[]; post: HookObservation[] }>();
   const out: ExecutionJoin = { executions: new Map(), unresolved, observations: 0 };
-  for (const l of lines) {
-    if (l.problem !== undefined || !isObservation(l.value)) {
+  const onSteps: HookObservation[] = [];
+  const observationOf = (l: ObservationLine) => (l.problem === undefined && isObservation(l.value) ? l.value : undefined);
+  for (const l of distinctObservations(lines, observationOf)) {
+    const o = observationOf(l);
+    if (!o) {
       unresolved.push({ kind: 'execution', ref: `line ${l.line}`, reason: l.problem ?? `not an ${HOOK_SCHEMA} observation`, state: 'open' });
       continue;
     }
-    const o = l.value;
-    if (seen.has(o.id)) continue;
-    seen.add(o.id);
     out.observations++;
     if (o.event === 'session_start') out.session_started ??= o.time;
     else if (o.event === 'session_end') out.session_ended = o.time;
@@ -90,30 +89,25 @@ export function joinExecutions(toolUseIds: ReadonlySet<string>, lines: readonly 
         reason: `no tool step of the conversation has the tool use id ${o.tool} (not assembled yet, or another conversation's)`,
         state: 'open',
       });
-    else {
-      const slot = byTool.get(o.tool) ?? { pre: [], post: [] };
-      (o.event === 'tool_pre' ? slot.pre : slot.post).push(o);
-      byTool.set(o.tool, slot);
-    }
+    else onSteps.push(o);
   }
   const ended = ms(out.session_ended);
-  for (const [tool, { pre, post }] of byTool) {
-    const ambiguous = pre.length > 1 || post.length > 1;
+  for (const [tool, pair] of pairToolHooks(onSteps, (x) => x)) {
+    const one = theOnePair(pair);
     const x: ToolExecution = {
       tool_use_id: tool,
       observed_by: OBSERVED_BY,
-      join: ambiguous ? 'exact_ambiguous' : 'exact_unique',
-      observations: pre.length + post.length,
+      join: one ? 'exact_unique' : 'exact_ambiguous',
+      observations: pair.pre.length + pair.post.length,
     };
-    const named = post[0] ?? pre[0]!;
+    const named = pair.post[0] ?? pair.pre[0]!;
     if (named.mcp) {
       if (named.mcp.server) x.mcp_server = named.mcp.server;
       x.mcp_tool = named.mcp.tool;
       if (named.mcp.source) x.mcp_source = named.mcp.source;
     }
-    if (!ambiguous) {
-      const before = pre[0];
-      const after = post[0];
+    if (one) {
+      const { before, after } = one;
       if (after?.duration_ms !== undefined) {
         x.duration_ms = after.duration_ms;
         x.duration_from = 'hook_duration_ms';
@@ -125,17 +119,16 @@ export function joinExecutions(toolUseIds: ReadonlySet<string>, lines: readonly 
       if (after?.outcome) x.outcome = after.outcome;
       if (after?.error) x.error = after.error;
       if (after && Number.isFinite(ended) && ms(after.time) > ended) x.after_session_end = true;
-      const a = before?.shell?.scan;
-      const b = after?.shell?.scan;
-      if (a && b && a.dir === b.dir) {
-        x.shell_changed = scanDifference(a, b);
-        x.shell_scan_complete = a.complete && b.complete;
+      const window = scanWindow(before, after);
+      if (window) {
+        x.shell_changed = scanDifference(window.before, window.after);
+        x.shell_scan_complete = window.before.complete && window.after.complete;
       }
     } else {
       unresolved.push({
         kind: 'execution',
         ref: tool,
-        reason: `${pre.length} observations before and ${post.length} after one call: none is chosen`,
+        reason: `${pair.pre.length} observations before and ${pair.post.length} after one call: none is chosen`,
         state: 'open',
       });
     }

@@ -6,6 +6,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { DirScan, HookObservation } from '../../src/adapters/claude-code/hook-event.js';
 import { shellWindowChanges, type LandedObservation } from '../../src/assemble/shell-window-changes.js';
+import { joinExecutions } from '../../src/assemble/tool-executions.js';
 
 const scan = (entries: Record<string, string>, dir = '/work'): DirScan => ({ dir, entries, complete: true });
 
@@ -64,5 +65,29 @@ describe('shell window changes', () => {
       hook('q', 'tool_post', 't1', scan({ 'x.txt': '1:1' }), 4),
     ]);
     expect(got.map((c) => c.file)).toEqual(['x.txt']);
+  });
+
+  test('a hook after the call without a scan still counts: with two hooks after it the call pairs for neither /changes nor /tools', () => {
+    const bare = hook('r', 'tool_post', 't1', scan({}), 3);
+    delete bare.observation.shell;
+    const landed = [hook('p', 'tool_pre', 't1', scan({}), 1), hook('q', 'tool_post', 't1', scan({ 'x.txt': '1:1' }), 2), bare];
+    expect(shellWindowChanges(landed)).toEqual([]);
+    const tools = joinExecutions(
+      new Set(['t1']),
+      landed.map((l, i) => ({ line: i + 1, value: l.observation })),
+    );
+    expect(tools.executions.get('t1')).toMatchObject({ join: 'exact_ambiguous' });
+    expect(tools.executions.get('t1')!.shell_changed).toBeUndefined();
+  });
+
+  test('a bounded scan compares only the names both scans looked at: a file pushed past the bound is unseen, not deleted', () => {
+    // Both scans stopped at three names; a new file sorting first pushed "c.txt" out of the second.
+    const before: DirScan = { dir: '/work', entries: { 'b.txt': '1:1', 'c.txt': '1:1', 'd.txt': '1:1' }, complete: false };
+    const after: DirScan = { dir: '/work', entries: { 'a.txt': '2:2', 'b.txt': '1:1', 'c.txt': '1:1' }, complete: false };
+    const got = shellWindowChanges([hook('p', 'tool_pre', 't1', before, 1), hook('q', 'tool_post', 't1', after, 2)]);
+    expect(got.map((c) => [c.file, c.operation])).toEqual([['a.txt', 'create']]);
+    // A directory the hook could not read was not looked at at all: nothing in it is known to have changed.
+    const unread: DirScan = { dir: '/work', entries: {}, complete: false };
+    expect(shellWindowChanges([hook('p', 'tool_pre', 't2', unread, 1), hook('q', 'tool_post', 't2', scan({ 'x.txt': '1:1' }), 2)])).toEqual([]);
   });
 });

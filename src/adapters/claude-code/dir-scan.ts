@@ -28,8 +28,27 @@ export function shallowScan(dir: string, limit: number): DirScan {
   return { dir, entries, complete: names.length <= limit };
 }
 
-/** Names whose entry differs between two scans of the same directory: created, removed or rewritten. */
+/**
+ * The last name a scan looked at: a bounded scan kept the first names in sorted order, so a name
+ * after its last one (or any name, when the directory could not be read) was never looked at.
+ */
+function horizon(scan: DirScan): string | undefined {
+  if (scan.complete) return undefined;
+  let last = '';
+  for (const name of Object.keys(scan.entries)) if (name > last) last = name;
+  return last;
+}
+
+/**
+ * Names whose entry differs between two scans of the same directory: created, removed or
+ * rewritten. Only names both scans looked at are compared: past a bounded scan's last name an
+ * entry is unseen, not removed (a new file sorting early pushes a later one out of the bound).
+ */
 export function scanDifference(before: DirScan, after: DirScan): string[] {
+  const limits = [horizon(before), horizon(after)].filter((h): h is string => h !== undefined);
+  const seenByBoth = (n: string) => limits.every((h) => h !== '' && n <= h);
   const names = new Set([...Object.keys(before.entries), ...Object.keys(after.entries)]);
-  return [...names].filter((n) => before.entries[n] !== after.entries[n] && !(before.entries[n] === 'dir' && after.entries[n] === 'dir')).sort();
+  return [...names]
+    .filter((n) => seenByBoth(n) && before.entries[n] !== after.entries[n] && !(before.entries[n] === 'dir' && after.entries[n] === 'dir'))
+    .sort();
 }
