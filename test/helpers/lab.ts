@@ -85,6 +85,30 @@ export function ageUnfinishedBodies(rawDir: string, keep: (name: string) => bool
 }
 
 /**
+ * Request bodies the runtime finished but never named in its index (it exited before writing the
+ * line), by file name, with the session their metadata names. Such a body lands in its session,
+ * but nothing ties it to a call: a request carries no request id, and the file's name is random.
+ */
+export function unindexedRequests(rawDir: string): Map<string, string> {
+  const indexed = new Set<string>();
+  for (const line of readFileSync(join(rawDir, 'index.jsonl'), 'utf8').split('\n').filter(Boolean)) {
+    const e = JSON.parse(line) as { request_file?: string; response_file?: string };
+    for (const f of [e.request_file, e.response_file]) if (f) indexed.add(f);
+  }
+  const out = new Map<string, string>();
+  for (const n of readdirSync(rawDir).filter((x) => x.endsWith('.request.json') && !indexed.has(x))) {
+    try {
+      const userId = (JSON.parse(readFileSync(join(rawDir, n), 'utf8')) as { metadata?: { user_id?: unknown } }).metadata?.user_id;
+      const session = typeof userId === 'string' ? /"session_id":"([^"]+)"|session_([0-9a-f-]{36})/.exec(userId) : null;
+      if (session) out.set(n, session[1] ?? session[2]!);
+    } catch {
+      // cut short: it waits (unclaimableBodies), or lands as unreadable when named
+    }
+  }
+  return out;
+}
+
+/**
  * The body files the local receiver must leave waiting, since nothing can say whose they are: no
  * index line names them (the runtime exited before writing it), and the body itself does not tell
  * either — a request cut short, or a response that is cut short or whose message id no transcript
