@@ -29,13 +29,13 @@ const OLD_SUFFIX = '.cursor';
 
 export const sessionCursorsPath = (root: string, session: string) => join(root, session, SESSION_CURSORS);
 
-/** A source's name among its session's cursors: its landing directory under the session, and its file prefix. */
 /** The session's counter as the file's head carries it; both absent in a file written before the head held them. */
 export interface CursorsHead {
   nextSeq?: number;
   lastScan?: string;
 }
 
+/** A source's name among its session's cursors: its landing directory under the session, and its file prefix. */
 export const cursorKey = (area: string, areaName: string, prefix: string) => `${area}/${areaName}/${prefix}`;
 
 /** Where the old layout kept the cursor of `key`. */

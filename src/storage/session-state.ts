@@ -1,16 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { formatKv, parseKv } from './kv-text.js';
-import { replaceAtomically } from './write-once.js';
-import type { SyncBatch } from './sync-batch.js';
-import { highestSeqOnDisk, sessionStatePath } from './layout.js';
-import { readCursorsHead, sessionCursorsPath, type CursorsHead } from './session-cursors.js';
-
 /**
  * A session's counter lives in two places: `session.state`, written by the OTLP receiver, the plugin's
  * landing and the body collector, and the head of `sources.cursor`, where the local receiver keeps it
  * (so a session it lands needs no file of its own for it). Either may be missing or behind the other;
  * the counter is the larger of the two.
  */
+import { readFileSync } from 'node:fs';
+import { formatKv, parseKv } from './kv-text.js';
+import { replaceAtomically } from './write-once.js';
+import type { SyncBatch } from './sync-batch.js';
+import { highestSeqOnDisk, sessionStatePath } from './layout.js';
+import { readCursorsHead, sessionCursorsPath, type CursorsHead } from './session-cursors.js';
 
 export interface SessionState {
   next_seq: number;

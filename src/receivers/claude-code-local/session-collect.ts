@@ -255,8 +255,9 @@ export function beginSession(
 
 /**
  * After the batch that landed them is durable: each held session's pruned sources and its index,
- * written through a second batch (its counter moved with its cursors, in the first), then its lock released. When the first batch
- * failed (`landed` false), the sessions are only released: the next pass lands what this one did not.
+ * written through a second batch (its counter moved with its cursors, in the first), then its lock
+ * released. When the first batch failed (`landed` false), the sessions are only released: the next
+ * pass lands what this one did not.
  */
 export function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: PassReport, state: SyncBatch): void {
   for (const h of held) {
