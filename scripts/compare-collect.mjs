@@ -9,7 +9,8 @@
  *     the names, and every landed record line identical (the header's `at` and the digests that cover it differ).
  * Either build may keep a session's source cursors in one file (`<session>/sources.cursor`) or one file per source
  * (`<stream>/<prefix>.cursor`, before it): the one file is read as the per-source files it replaces, each entry's bytes
- * exactly as that file held them, so the comparison is byte for byte either way. An `index/index.state` (the older
+ * exactly as that file held them, and the counter in its head as the `session.state` it replaces, so the comparison
+ * is byte for byte either way. An `index/index.state` (the older
  * layout's second index file, its facts now in the index file's head) is counted apart, not as a difference.
  * Exits 1 and names the first differences when the roots differ.
  */
@@ -74,16 +75,31 @@ function compare(label, a, b) {
 /** Byte for byte, but for the landing epoch: a token each landing makes afresh (its writer's pid and a time), not landed data. */
 const exact = (name, bytes) => (name.startsWith('_conversations/.landing/') ? [undefined] : [name, bytes]);
 
-/** A session's `sources.cursor` as the per-source cursor files it stands for: `[name, bytes]` pairs. */
+/**
+ * A session's `sources.cursor` as the per-source cursor files it stands for: `[name, bytes]` pairs; a head that
+ * carries the session's counter stands for the `session.state` the local receiver wrote before, in its words.
+ */
 function perSourceCursors(name, bytes) {
   const session = name.slice(0, name.indexOf('/'));
-  const [, ...blocks] = bytes.toString('utf8').split('\n\n');
-  return blocks.map((block) => {
-    const nl = block.indexOf('\n');
-    const key = block.slice(0, nl).replace(/^at\s+/, '');
-    const rest = block.slice(nl + 1);
-    return [`${session}/${key}.cursor`, Buffer.from(rest.endsWith('\n') ? rest : `${rest}\n`)];
-  });
+  const [head, ...blocks] = bytes.toString('utf8').split('\n\n');
+  const kv = new Map(
+    head
+      .split('\n')
+      .map((l) => /^(\S+)\s+(.*)$/.exec(l))
+      .filter(Boolean)
+      .map((m) => [m[1], m[2]]),
+  );
+  const state = kv.has('next_seq')
+    ? [[`${session}/session.state`, Buffer.from(`schema     1\nnext_seq   ${kv.get('next_seq')}\nliveness   unknown\nlast_scan  ${kv.get('last_scan')}\n`)]]
+    : [];
+  return state.concat(
+    blocks.map((block) => {
+      const nl = block.indexOf('\n');
+      const key = block.slice(0, nl).replace(/^at\s+/, '');
+      const rest = block.slice(nl + 1);
+      return [`${session}/${key}.cursor`, Buffer.from(rest.endsWith('\n') ? rest : `${rest}\n`)];
+    }),
+  );
 }
 
 let retiredIndexStates = 0;

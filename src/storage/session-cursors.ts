@@ -9,6 +9,10 @@
  * (`streams/main/transcript.cursor`). Those are read for as long as they exist; once an entry for
  * the same source is written here, the entry wins and the old file is only history. The plugin's
  * stream cursors (hook-landing.ts) and the OTLP receiver's (`otlp/`) keep their own files.
+ *
+ * The file's head also carries the session's sequence counter as the local receiver left it
+ * (`next_seq`, `last_scan`: what `session.state` holds for the other writers), so a session the local
+ * receiver lands makes no `session.state` of its own; session-state.ts reads both.
  */
 import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
@@ -25,6 +29,12 @@ const OLD_SUFFIX = '.cursor';
 
 export const sessionCursorsPath = (root: string, session: string) => join(root, session, SESSION_CURSORS);
 
+/** The session's counter as the file's head carries it; both absent in a file written before the head held them. */
+export interface CursorsHead {
+  nextSeq?: number;
+  lastScan?: string;
+}
+
 /** A source's name among its session's cursors: its landing directory under the session, and its file prefix. */
 export const cursorKey = (area: string, areaName: string, prefix: string) => `${area}/${areaName}/${prefix}`;
 
@@ -36,13 +46,14 @@ export class SessionCursors {
     private readonly root: string,
     private readonly session: string,
     private readonly entries: Map<string, Cursor>,
+    private head: CursorsHead,
     /** False for a session this process created under its lock: no old-layout file can exist, so none is looked for. */
     private readonly oldLayout: boolean,
   ) {}
 
   /** A session whose directory held only its lock when taken: no cursor anywhere yet. */
   static fresh(root: string, session: string): SessionCursors {
-    return new SessionCursors(root, session, new Map(), false);
+    return new SessionCursors(root, session, new Map(), {}, false);
   }
 
   /**
@@ -52,15 +63,15 @@ export class SessionCursors {
    */
   static read(root: string, session: string, present?: boolean): SessionCursors {
     const path = sessionCursorsPath(root, session);
-    if (present === false) return new SessionCursors(root, session, new Map(), true);
+    if (present === false) return new SessionCursors(root, session, new Map(), {}, true);
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new SessionCursors(root, session, new Map(), true);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new SessionCursors(root, session, new Map(), {}, true);
       throw err;
     }
-    return new SessionCursors(root, session, parseSessionCursors(text, path), true);
+    return new SessionCursors(root, session, parseSessionCursors(text, path), parseCursorsHead(text, path), true);
   }
 
   /** The cursor of one source: its entry, else (an older root) its own file. */
@@ -74,7 +85,22 @@ export class SessionCursors {
    */
   set(key: string, c: Cursor, batch?: SyncBatch): void {
     this.entries.set(key, c);
-    const text = formatSessionCursors(this.entries);
+    this.write(batch);
+  }
+
+  /** The session's counter as this file carries it (nothing for a file from before the head held it). */
+  get counter(): CursorsHead {
+    return this.head;
+  }
+
+  /** Records the session's counter in the head and writes the whole file, staged in `batch` as `set` does. */
+  setCounter(head: CursorsHead, batch?: SyncBatch): void {
+    this.head = head;
+    this.write(batch);
+  }
+
+  private write(batch?: SyncBatch): void {
+    const text = formatSessionCursors(this.entries, this.head);
     if (batch) batch.stageReplace(sessionCursorsPath(this.root, this.session), text);
     else replaceAtomically(sessionCursorsPath(this.root, this.session), text);
   }
@@ -131,9 +157,18 @@ export function oldCursorKeys(root: string, session: string): string[] {
   return keys;
 }
 
-/** The file's text: a `schema` line, then one block per source, its `at` line first, blocks apart by a blank line. */
-export function formatSessionCursors(entries: Map<string, Cursor>): string {
-  const blocks = [formatKv([['schema', SCHEMA]])];
+/**
+ * The file's text: a head (`schema`, then the counter when known), then one block per source, its `at`
+ * line first, blocks apart by a blank line.
+ */
+export function formatSessionCursors(entries: Map<string, Cursor>, head: CursorsHead = {}): string {
+  const blocks = [
+    formatKv([
+      ['schema', SCHEMA],
+      ['next_seq', head.nextSeq],
+      ['last_scan', head.lastScan],
+    ]),
+  ];
   for (const key of [...entries.keys()].sort()) {
     const c = entries.get(key)!;
     // A blank line ends a block: a reason (free text) is kept on one line.
@@ -141,6 +176,35 @@ export function formatSessionCursors(entries: Map<string, Cursor>): string {
     blocks.push(formatKv([['at', key]]) + formatCursor(one));
   }
   return blocks.join('\n');
+}
+
+/** The counter of a cursor file's head; a `next_seq` that is not a positive whole number is an error naming the file. */
+export function parseCursorsHead(text: string, where = SESSION_CURSORS): CursorsHead {
+  const end = text.indexOf('\n\n');
+  const head = parseKv(end < 0 ? text : text.slice(0, end));
+  const next = head.get('next_seq');
+  const out: CursorsHead = {};
+  if (next !== undefined) {
+    const n = Number(next);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${where}: next_seq ${JSON.stringify(next)} is not a sequence number`);
+    out.nextSeq = n;
+  }
+  const lastScan = head.get('last_scan');
+  if (lastScan) out.lastScan = lastScan;
+  return out;
+}
+
+/** The counter carried by a session's cursor file, read alone (undefined when there is no file). */
+export function readCursorsHead(root: string, session: string): CursorsHead | undefined {
+  const path = sessionCursorsPath(root, session);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  return parseCursorsHead(text, path);
 }
 
 export function parseSessionCursors(text: string, where: string): Map<string, Cursor> {

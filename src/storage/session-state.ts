@@ -1,8 +1,15 @@
+/**
+ * A session's counter lives in two places: `session.state`, written by the OTLP receiver, the plugin's
+ * landing and the body collector, and the head of `sources.cursor`, where the local receiver keeps it
+ * (so a session it lands needs no file of its own for it). Either may be missing or behind the other;
+ * the counter is the larger of the two.
+ */
 import { readFileSync } from 'node:fs';
 import { formatKv, parseKv } from './kv-text.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 import { highestSeqOnDisk, sessionStatePath } from './layout.js';
+import { readCursorsHead, sessionCursorsPath, type CursorsHead } from './session-cursors.js';
 
 export interface SessionState {
   next_seq: number;
@@ -11,12 +18,41 @@ export interface SessionState {
   last_scan?: string;
 }
 
-export function loadSessionState(root: string, session: string): SessionState | undefined {
+/** The session's counter from both of its places, or undefined when neither holds it. */
+export function loadSessionState(root: string, session: string, fromCursors?: CursorsHead): SessionState | undefined {
+  return mergeStates(loadStateFile(root, session), fromCursors ?? readCursorsHead(root, session));
+}
+
+/** `session.state` alone (the file the other writers keep). */
+function loadStateFile(root: string, session: string): SessionState | undefined {
   try {
     const m = parseKv(readFileSync(sessionStatePath(root, session), 'utf8'));
     return { next_seq: Number(m.get('next_seq') ?? 1) || 1, liveness: 'unknown', last_scan: m.get('last_scan') };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function mergeStates(file: SessionState | undefined, head: CursorsHead | undefined): SessionState | undefined {
+  if (head?.nextSeq === undefined) return file;
+  const later = (a?: string, b?: string) => (a === undefined ? b : b === undefined || a > b ? a : b);
+  return { next_seq: Math.max(file?.next_seq ?? 1, head.nextSeq), liveness: 'unknown', last_scan: later(file?.last_scan, head.lastScan) };
+}
+
+/**
+ * The text of both places of a session's counter: a writer that remembers a session between rounds
+ * compares it to know whether another writer has moved the counter since.
+ */
+export function counterFilesText(root: string, session: string): string {
+  return `${readTextOrEmpty(sessionStatePath(root, session))}\0${readTextOrEmpty(sessionCursorsPath(root, session))}`;
+}
+
+function readTextOrEmpty(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
     throw err;
   }
 }
@@ -40,17 +76,21 @@ export function saveSessionState(root: string, session: string, s: SessionState,
  */
 export class SequenceCounter {
   private next: number;
-  /** `isNew`: the session's directory was seen to hold only its lock, so there is no state or landed file to read. */
+  /**
+   * `isNew`: the session's directory was seen to hold only its lock, so there is no state or landed file
+   * to read. `fromCursors`: the head of `sources.cursor` when the caller has read it already.
+   */
   constructor(
     readonly root: string,
     readonly session: string,
     isNew = false,
+    fromCursors?: CursorsHead,
   ) {
     if (isNew) {
       this.next = 1;
       return;
     }
-    const saved = loadSessionState(root, session)?.next_seq ?? 1;
+    const saved = loadSessionState(root, session, fromCursors)?.next_seq ?? 1;
     this.next = Math.max(saved, highestSeqOnDisk(root, session) + 1);
   }
   take(): number {

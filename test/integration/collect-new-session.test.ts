@@ -4,7 +4,7 @@
  * the index is built from what was landed, not listed back. The ground truth is the full path,
  * forced by a session directory that already holds something (an empty `metrics/`): with the same
  * clock both roots must hold the same files, byte for byte — landed files, cursors, index,
- * session.state. A later pass that appends to a session goes down the full path and extends that index.
+ * the counter in sources.cursor. A later pass that appends to a session goes down the full path and extends that index.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -55,7 +55,7 @@ const collect = (root: string, src: string) =>
   new LocalCollector({ root, sourceRoot: src, filter: { include: [], exclude: [] }, maxDeltaBytes: 1 << 20, clock }).pass();
 
 describe('a session landed for the first time', () => {
-  test('lands the same bytes as the full path: files, cursors, index and session.state', () => {
+  test('lands the same bytes as the full path: files, cursors (the counter in their head) and index', () => {
     const base = tempDir('aszcol-new-session-');
     const src = join(base, 'projects');
     writeHistory(src);

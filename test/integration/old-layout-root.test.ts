@@ -1,7 +1,8 @@
 /**
- * A storage root written before cursors were kept in one file per session and before the index
- * dropped its `index.state`: one cursor file per source beside its landed files, and the index's
- * state in a second file. This build must read such a root as it is — a pass with nothing new lands
+ * A storage root written before cursors were kept in one file per session, before the index
+ * dropped its `index.state` and before the local receiver kept the session's counter in the cursor
+ * file's head: one cursor file per source beside its landed files, the counter in `session.state`,
+ * and the index's state in a second file. This build must read such a root as it is — a pass with nothing new lands
  * nothing, verify finds nothing wrong, parse gives the same conversations — and land what is new in
  * it once. The old layout is made by hand from a root this build wrote, as the older build wrote it.
  */
@@ -10,7 +11,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { dirname, join } from 'node:path';
 import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
 import { formatCursor } from '../../src/storage/cursor.js';
-import { SessionCursors, sessionCursorsPath } from '../../src/storage/session-cursors.js';
+import { SessionCursors, readCursorsHead, sessionCursorsPath } from '../../src/storage/session-cursors.js';
+import { sessionStatePath } from '../../src/storage/layout.js';
 import { INDEX_SCHEMA, loadIndex, readIndexState } from '../../src/storage/index.js';
 import { verifyRoot } from '../../src/storage/verify.js';
 import { parseSession } from '../../src/processors/assembler/parse.js';
@@ -45,14 +47,22 @@ function writeHistory(src: string): void {
 
 const pass = (root: string, src: string) => new LocalCollector({ root, sourceRoot: src, filter: { include: [], exclude: [] }, maxDeltaBytes: 2 << 20 }).pass();
 
+/** The counter the older layout's session.state holds for sid(1): above every file it landed. */
+const STALE_AHEAD = 40;
+
 /**
  * Rewrites a root into the older layout: each source's cursor in `<stream or run>/<prefix>.cursor`,
- * no `sources.cursor`, and `index/index.state` beside the index, in the older build's words.
+ * no `sources.cursor`, the session's counter in `session.state`, and `index/index.state` beside the
+ * index, in the older build's words.
  */
 function toOldLayout(root: string): void {
   for (let i = 0; i < SESSIONS; i++) {
     const s = sid(i);
-    for (const { key, cursor } of SessionCursors.read(root, s).all()) writeFileSync(join(root, s, `${key}.cursor`), formatCursor(cursor));
+    const cursors = SessionCursors.read(root, s);
+    for (const { key, cursor } of cursors.all()) writeFileSync(join(root, s, `${key}.cursor`), formatCursor(cursor));
+    // The counter in session.state, as the older build kept it; sid(1)'s ahead of its files, as after a writer that took numbers it never landed.
+    const next = i === 1 ? STALE_AHEAD : cursors.counter.nextSeq!;
+    writeFileSync(sessionStatePath(root, s), `schema     1\nnext_seq   ${next}\nliveness   unknown\nlast_scan  2026-11-30T05:14:12Z\n`);
     rmSync(sessionCursorsPath(root, s));
     const ix = loadIndex(root, s)!;
     const pad = (k: string) => k.padEnd('indexed_seq'.length + 2);
@@ -123,6 +133,8 @@ describe('a root in the layout before one cursor file per session', () => {
     );
     expect(pass(old, src)).toMatchObject({ landedFiles: 2, landedRecords: 2, errors: [] });
     expect(recordsOf(landedFiles(old, sid(0)), (h) => h.stream === 'main').map((r) => r.ord)).toEqual([1, 2, 3, 4, 5]);
+    expect(landedFiles(old, sid(0)).map((f) => f.seq)).toEqual([1, 2, 3, 4]);
+    expect(readCursorsHead(old, sid(0))?.nextSeq).toBe(5); // the counter moves into the cursor file's head with the cursors
     expect(verifyRoot(old)).toMatchObject({ problems: [], files: 14, relanded: 0 });
     // The touched sessions keep their cursors in the one file now, and the index's old state file is gone.
     expect([...SessionCursors.read(old, sid(0)).keys({ oldLayout: false })]).toEqual(['streams/main/transcript']);
@@ -135,5 +147,12 @@ describe('a root in the layout before one cursor file per session', () => {
     expect(pass(fresh, src)).toMatchObject({ landedFiles: 2, errors: [] });
     expect(conversations(old)).toEqual(conversations(fresh));
     expect(dirname(sessionCursorsPath(old, sid(0)))).toBe(join(old, sid(0)));
+
+    // The old session.state's counter is honoured: a new line of sid(1) takes the number it gave, not the one the disk alone would give.
+    writeLines(join(projectOf(src, 1), `${sid(1)}.jsonl`), [rec.user(sid(1), 'one more after the counter')], { append: true });
+    expect(pass(old, src)).toMatchObject({ landedFiles: 1, errors: [] });
+    expect(landedFiles(old, sid(1)).map((f) => f.seq)).toEqual([1, STALE_AHEAD]);
+    expect(readCursorsHead(old, sid(1))?.nextSeq).toBe(STALE_AHEAD + 1);
+    expect(verifyRoot(old)).toMatchObject({ problems: [], relanded: 0 });
   });
 });

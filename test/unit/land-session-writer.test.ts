@@ -14,6 +14,7 @@ import { FileLock } from '../../src/storage/lock.js';
 import { parseKv } from '../../src/storage/kv-text.js';
 import { NAMES_RULE_VERSION } from '../../src/storage/entry-names.js';
 import { loadCursor } from '../../src/storage/cursor.js';
+import { formatSessionCursors, sessionCursorsPath } from '../../src/storage/session-cursors.js';
 import { Round } from '../../src/receivers/claude-code-otlp/landing/round.js';
 import { SessionWriter } from '../../src/receivers/claude-code-otlp/landing/session-writer.js';
 import { WaitingWork, type SessionWork } from '../../src/receivers/claude-code-otlp/landing/waiting-work.js';
@@ -129,6 +130,18 @@ describe('the landing session writer', () => {
     const after = parseKv(readFileSync(sessionStatePath(root, SESSION), 'utf8'));
     expect(after.get('next_seq')).toBe('51');
     expect(after.get('last_scan')).toBe('2026-11-30T05:14:12Z'); // the local receiver's key is kept
+  });
+
+  test("a counter the local receiver moved in sources.cursor's head, not in session.state, is taken up", async () => {
+    const root = tempDir();
+    let ns = T0;
+    const writer = new SessionWriter(root, log, () => (ns += 1_000_000n));
+    await land(writer, workFor('a'));
+    writer.flush();
+    // A collect pass landed transcript files 2..69 between two rounds; it keeps its counter in the cursor file's head only.
+    writeFileSync(sessionCursorsPath(root, SESSION), formatSessionCursors(new Map(), { nextSeq: 70 }));
+    await land(writer, workFor('b'));
+    expect(landedFiles(root)[1]!.header).toMatchObject({ seq: 70 });
   });
 
   test('a session whose lock another collector holds gets nothing written and keeps its records; they land once it is free', async () => {

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppendCursor, SnapshotCursor } from '../../src/storage/cursor.js';
-import { SessionCursors, formatSessionCursors, parseSessionCursors, sessionCursorsPath } from '../../src/storage/session-cursors.js';
+import { SessionCursors, formatSessionCursors, parseCursorsHead, parseSessionCursors, sessionCursorsPath } from '../../src/storage/session-cursors.js';
 import { indexFilePath, readIndexState } from '../../src/storage/index-file.js';
 import { bench, SID } from '../helpers/collect.js';
 import { rec, writeLines } from '../helpers/transcript.js';
@@ -51,6 +51,16 @@ describe('the session cursor file', () => {
     expect(back.get('streams/main/transcript')).toEqual({ ...append, reason: undefined });
     expect(back.get('streams/a1/meta')).toEqual({ ...snapshot, reason: 'two files would land in one stream' });
     expect(parseSessionCursors(formatSessionCursors(new Map()), 'here').size).toBe(0);
+  });
+
+  test("carries the session's counter in its head, and a head from before the counter says nothing of it", () => {
+    const text = formatSessionCursors(new Map([['streams/main/transcript', append]]), { nextSeq: 12, lastScan: '2026-06-01T09:00:00Z' });
+    expect(text.split('\n\n')[0]).toBe('schema     1\nnext_seq   12\nlast_scan  2026-06-01T09:00:00Z');
+    expect(parseCursorsHead(text)).toEqual({ nextSeq: 12, lastScan: '2026-06-01T09:00:00Z' });
+    expect(parseSessionCursors(text, 'here').get('streams/main/transcript')).toEqual({ ...append, reason: undefined });
+    expect(parseCursorsHead(formatSessionCursors(new Map([['streams/main/transcript', append]])))).toEqual({});
+    expect(() => parseCursorsHead('schema 1\nnext_seq 0\n', '/r/s/sources.cursor')).toThrow('/r/s/sources.cursor: next_seq "0" is not a sequence number');
+    expect(() => parseCursorsHead('schema 1\nnext_seq twelve\n', 'f')).toThrow('f: next_seq "twelve" is not a sequence number');
   });
 
   test('a file that is not one is an error naming it, and the session is reported, not landed again', () => {

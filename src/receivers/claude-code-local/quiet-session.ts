@@ -1,7 +1,7 @@
 /**
  * A session with nothing to do this pass, found without its lock and without writing: every
  * source is unchanged by its cursor, no cursor lacks its source, no writer left anything behind,
- * and the index and session.state are current. Such a session costs a few reads and stats; any
+ * and the index and the session's counter are current. Such a session costs a few reads and stats; any
  * doubt sends it down the full path, which takes the lock and judges each source itself.
  */
 import { join } from 'node:path';
@@ -17,14 +17,16 @@ const isTemporary = (name: string) => name.startsWith('.tmp-');
 
 export function quietSession(root: string, s: DiscoveredSession): boolean {
   const top = listDir(join(root, s.id));
-  // A lock held now, or left by a killed holder; a temporary anywhere; no session.state: the full path.
-  if (top.length === 0 || top.includes('.lock') || !top.includes(SESSION_STATE) || top.some(isTemporary)) return false;
+  // A lock held now, or left by a killed holder; a temporary anywhere: the full path.
+  if (top.length === 0 || top.includes('.lock') || top.some(isTemporary)) return false;
   let cursors: SessionCursors;
   try {
     cursors = SessionCursors.read(root, s.id, top.includes(SESSION_CURSORS));
   } catch {
     return false; // a cursor file that does not read: the full path says why
   }
+  // No counter saved in either of its places (session-state.ts): the full path writes one.
+  if (cursors.counter.nextSeq === undefined && !top.includes(SESSION_STATE)) return false;
   // The names of the session's cursors: its cursor file's entries and an older root's per-source files.
   const keys = new Set(cursors.keys({ oldLayout: false }));
   let highest = 0;

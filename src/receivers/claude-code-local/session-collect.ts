@@ -21,7 +21,7 @@ import { readIndexState } from '../../storage/index.js';
 import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
 import { sweepSessionTemporaries } from '../../storage/session-temporaries.js';
-import { SequenceCounter, saveSessionState, loadSessionState } from '../../storage/session-state.js';
+import { SequenceCounter, loadSessionState } from '../../storage/session-state.js';
 import type { LandingTarget } from '../../storage/landing.js';
 import { SyncBatch } from '../../storage/sync-batch.js';
 import type { DurabilityMode } from '../../storage/filesystem-sync.js';
@@ -187,8 +187,8 @@ export function beginSession(
   try {
     const isNew = sessionIsNew(o.root, s.id);
     if (!isNew) sweepSessionTemporaries(o.root, s.id);
-    const counter = new SequenceCounter(o.root, s.id, isNew);
     const cursors = isNew ? SessionCursors.fresh(o.root, s.id) : SessionCursors.read(o.root, s.id);
+    const counter = new SequenceCounter(o.root, s.id, isNew, cursors.counter);
     const firstSeq = counter.peek();
     const passNs = (o.clock ?? nowNs)();
     const stamp = compactStamp(passNs);
@@ -241,6 +241,10 @@ export function beginSession(
       }
       recordOutcome(report, src, outcome);
     }
+    // The counter goes in the cursor file's head, moved with the cursors once what they count is durable.
+    if (isNew || counter.peek() !== firstSeq || !loadSessionState(o.root, s.id, cursors.counter)) {
+      cursors.setCounter({ nextSeq: counter.peek(), lastScan: at }, batch);
+    }
     return { id: s.id, lock, counter, firstSeq, listed, at, fresh, isNew, cursors };
   } catch (err) {
     report.errors.push({ where: join(o.root, s.id), message: (err as Error).message });
@@ -250,9 +254,10 @@ export function beginSession(
 }
 
 /**
- * After the batch that landed them is durable: each held session's pruned sources, its index and
- * its session.state, written through a second batch, then its lock released. When the first batch
- * failed (`landed` false), the sessions are only released: the next pass lands what this one did not.
+ * After the batch that landed them is durable: each held session's pruned sources and its index,
+ * written through a second batch (its counter moved with its cursors, in the first), then its lock
+ * released. When the first batch failed (`landed` false), the sessions are only released: the next
+ * pass lands what this one did not.
  */
 export function finishSessions(held: HeldSession[], o: LocalCollectOptions, report: PassReport, state: SyncBatch): void {
   for (const h of held) {
@@ -267,9 +272,6 @@ export function finishSessions(held: HeldSession[], o: LocalCollectOptions, repo
           const { problems } = extendIndex(o.root, h.id, h.fresh, state);
           for (const p of problems) report.errors.push({ where: join(o.root, h.id, 'index'), message: p });
         }
-      }
-      if (h.isNew || h.counter.peek() !== h.firstSeq || !loadSessionState(o.root, h.id)) {
-        saveSessionState(o.root, h.id, { next_seq: h.counter.peek(), liveness: 'unknown', last_scan: h.at }, state);
       }
     } catch (err) {
       report.errors.push({ where: join(o.root, h.id), message: (err as Error).message });

@@ -16,7 +16,7 @@ import { formatKv, parseKv } from '../../../storage/kv-text.js';
 import { landedName, otlpDir, sessionLockPath, sessionStatePath } from '../../../storage/layout.js';
 import type { FileLock } from '../../../storage/lock.js';
 import { SessionLock } from '../../../storage/session-lock.js';
-import { SequenceCounter } from '../../../storage/session-state.js';
+import { SequenceCounter, counterFilesText } from '../../../storage/session-state.js';
 import { ensureDirDurable, replaceAtomically } from '../../../storage/write-once.js';
 import { compactStamp, nowNs, rfc3339 } from '../../../util/time.js';
 import { DIALECT, OTLP_ADAPTER } from '../../../adapters/claude-code/otlp-dialect.js';
@@ -28,7 +28,7 @@ import type { SessionWork } from './waiting-work.js';
 
 interface SessionCache {
   nextSeq: number;
-  /** session.state as this thread last read or wrote it. */
+  /** Both places of the session's counter (session.state, sources.cursor) as this thread last read or wrote them. */
   stateText: string;
   streams: Map<OtlpKind, StreamState & { lastSeq: number }>;
   /** State files not yet written since the last round. */
@@ -82,7 +82,7 @@ export class SessionWriter {
       const lock = new SessionLock(this.root, session);
       if (!lock.tryAcquire()) continue; // busy: the next flush tries again (the files are not the authority)
       try {
-        if (readTextOrEmpty(sessionStatePath(this.root, session)) !== c.stateText) {
+        if (counterFilesText(this.root, session) !== c.stateText) {
           // Another writer moved the counter: keep the larger, and our streams (only we write otlp/).
           c.nextSeq = Math.max(c.nextSeq, new SequenceCounter(this.root, session).peek());
         }
@@ -166,7 +166,7 @@ export class SessionWriter {
       const s = streamEnd(otlpDir(this.root, session), kind);
       if (s) streams.set(kind, { ...s, lastSeq: 0 });
     }
-    return { nextSeq, stateText: readTextOrEmpty(sessionStatePath(this.root, session)), streams, dirty: false, lastAt: '' };
+    return { nextSeq, stateText: counterFilesText(this.root, session), streams, dirty: false, lastAt: '' };
   }
 
   /** Writes the cursors and session.state of a session (under its lock). */
@@ -197,14 +197,14 @@ export class SessionWriter {
       ['last_scan', lastScan],
     ]);
     replaceAtomically(sessionStatePath(this.root, session), text, { sync: false });
-    c.stateText = text;
+    c.stateText = counterFilesText(this.root, session);
     c.dirty = false;
   }
 
   /** The session's remembered state, unless another writer has been there since (then read from disk). */
   private state(session: string, contended: boolean): SessionCache {
     const c = this.sessions.get(session);
-    if (c && !contended && readTextOrEmpty(sessionStatePath(this.root, session)) === c.stateText) return c;
+    if (c && !contended && counterFilesText(this.root, session) === c.stateText) return c;
     const fresh = this.load(session);
     this.sessions.set(session, fresh);
     if (this.sessions.size > MAX_SESSIONS) {
