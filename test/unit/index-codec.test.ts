@@ -1,7 +1,6 @@
 /**
- * The index's stored form (storage/index-codec.ts): loading reads its columns in place and its head
- * as latin1 when it is ASCII. Random entries — every field present or absent, ids with and without
- * non-ASCII characters, figures of every type — must come back exactly as they were built, whether
+ * The index's stored form (storage/index-codec.ts): loading reads its columns in place. Random
+ * entries — every field present or absent, ids with and without non-ASCII characters, figures of every type — must come back exactly as they were built, whether
  * the columns are viewed in place or copied (a buffer that does not start aligned), and an index
  * whose bytes were cut short must be refused, never read as zeros.
  */
