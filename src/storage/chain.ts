@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeRound } from '../formats/session-flow/decode.js';
+import { decodeRoundBytes } from '../formats/session-flow/decode.js';
 import { applyRound, emptyFold, type Fold } from '../formats/session-flow/fold.js';
 import type { Round } from '../formats/session-flow/types.js';
 import { formatKv } from './kv-text.js';
@@ -62,7 +62,7 @@ export function loadChain(root: string, conversation: string, opts: { sweep?: bo
         }
       continue;
     }
-    const round = decodeRound(readFileSync(r.path, 'utf8'), r.path);
+    const round = decodeRoundBytes(readFileSync(r.path), r.path);
     applyRound(fold, round, r.path);
     rounds.push(round);
     paths.push(r.path);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { decodeRound } from '../../src/formats/session-flow/decode.js';
+import { decodeRound, decodeRoundBytes } from '../../src/formats/session-flow/decode.js';
 import { chainInputDigest, encodeRound } from '../../src/formats/session-flow/encode.js';
 import { applyRound, emptyFold } from '../../src/formats/session-flow/fold.js';
 import { NODE_KINDS, RELATION_TYPES, UNRESOLVED_KINDS, entityId, type EntityFrame, type RoundHeader } from '../../src/formats/session-flow/types.js';
@@ -109,7 +109,9 @@ describe('sf/1 rounds', () => {
       name === 'a relation with no from'
         ? [{ t: 'relation', id: 'rel/x', revision: 1, type: 'starts', to: 'y', quality: 'exact_unique', via: 'v', evidence: [] } as unknown as EntityFrame]
         : [node('tool/a')];
-    expect(() => decodeRound(mutate(encodeRound(header(1), frames).text))).toThrow(error);
+    const text = mutate(encodeRound(header(1), frames).text);
+    expect(() => decodeRound(text)).toThrow(error);
+    expect(() => decodeRoundBytes(Buffer.from(text, 'utf8'))).toThrow(error); // the reader over a file's bytes, the same rules
   });
 
   test('an id twice in one round is refused', () => {

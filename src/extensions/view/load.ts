@@ -10,7 +10,7 @@ import { relative } from 'node:path';
 import { checkHeader } from '../../formats/session-data/encode.js';
 import type { Closing, Header, SdRecord } from '../../formats/session-data/types.js';
 import { SessionDataError } from '../../util/errors.js';
-import { decodeRound } from '../../formats/session-flow/decode.js';
+import { decodeRoundBytes } from '../../formats/session-flow/decode.js';
 import { applyRound, emptyFold } from '../../formats/session-flow/fold.js';
 import { frameRefs, roundLosses } from '../../formats/session-flow/round-losses.js';
 import type { Round } from '../../formats/session-flow/types.js';
@@ -208,7 +208,7 @@ export function loadViewInput(root: string, conversation: string): ViewInput {
       problems.mismatch(`${where}: round ${f.round} is empty: it is still being written`);
     } else {
       try {
-        round = decodeRound(bytes.toString('utf8'), where);
+        round = decodeRoundBytes(bytes, where);
       } catch (err) {
         problems.mismatch((err as Error).message);
       }
