@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { decodeRound } from '../formats/session-flow/decode.js';
+import { decodeRoundBytes } from '../formats/session-flow/decode.js';
 import { roundLosses } from '../formats/session-flow/round-losses.js';
 import { listConversations, listRounds } from './chain.js';
 import { listLanded } from './landed-files.js';
@@ -52,7 +52,7 @@ export function verifyChains(root: string, only?: string): ChainReport {
       expected = f.round + 1;
       let round;
       try {
-        round = decodeRound(readFileSync(f.path, 'utf8'), f.path);
+        round = decodeRoundBytes(readFileSync(f.path), f.path);
       } catch (err) {
         mismatch((err as Error).message);
         prevDigest = undefined;
