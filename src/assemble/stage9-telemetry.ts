@@ -13,6 +13,8 @@ import { isBodyEventName } from './inline-provider-bodies.js';
 import { columnCodedOf } from '../storage/index-figures.js';
 
 import { callFigures, refAt, toolFigures, writeTotals, type Joined } from './telemetry-figures.js';
+// Loaded for its effect: it keeps the join's object shapes, and the code compiled for them, from one assembly to the next.
+import './kept-shapes.js';
 
 /** The distinct names of a group's rows, in row order. */
 const namesOf = (t: ObservationTable, rows: number[]) => [...new Set(rows.map((r) => t.name(r)))].join(', ');
