@@ -74,7 +74,8 @@ export function assemble(input: AssembleInput): Assembly & { duplicates: number 
       from = Math.min(from, e.time);
       through = Math.max(through, e.time);
     }
-    if (e.label && e.fileKind === 'transcript' && e.stream === 'main') title = e.label; // the runtime rewrites its title: the last one wins
+    // The kind first: every record has one, and telemetry records have no label, which is slower to find absent.
+    if (e.fileKind === 'transcript' && e.label && e.stream === 'main') title = e.label; // the runtime rewrites its title: the last one wins
   }
   const sessionAttrs: Record<string, unknown> = {};
   if (from !== Infinity) {

@@ -1,4 +1,4 @@
-import { ObservationTable } from '../adapters/claude-code/observation-table.js';
+import { figureColumnsOf, ObservationTable } from '../adapters/claude-code/observation-table.js';
 import { entityId } from '../formats/session-flow/types.js';
 import { IsoTimes } from '../util/iso-time.js';
 import { retriesOfCalls } from './call-retries.js';
@@ -13,6 +13,11 @@ import { isBodyEventName } from './inline-provider-bodies.js';
 import { columnCodedOf } from '../storage/index-figures.js';
 
 import { callFigures, refAt, toolFigures, writeTotals, type Joined } from './telemetry-figures.js';
+// Loaded for its effect: it keeps the join's object shapes, and the code compiled for them, from one assembly to the next.
+import './kept-shapes.js';
+
+/** An OTLP log or span record: what the join reads (provider bodies are the bodies' join's). */
+const isTelemetryRecord = (e: IndexEntry) => e.fileKind === 'otlp_log' || e.fileKind === 'otlp_span';
 
 /** The distinct names of a group's rows, in row order. */
 const namesOf = (t: ObservationTable, rows: number[]) => [...new Set(rows.map((r) => t.name(r)))].join(', ');
@@ -39,22 +44,23 @@ export function joinTelemetry(ctx: AssemblyContext, uses: Map<string, ToolUse>):
   const failures: IndexEntry[] = [];
   for (const s of ctx.streams.values()) for (const e of s.records) if (has(e, 'api_error') && e.figures) failures.push(e);
   const bodyEvents: IndexEntry[] = (ctx.bodyEvents = []);
+  // With one loaded index, every record's figures are read in its columns, by the numbers the join keys
+  // on; else (records built in memory, or loaded from several) all are first written into columns of their own.
+  const records = table ? undefined : ctx.telemetry.filter(isTelemetryRecord);
+  const written = records ? figureColumnsOf(records.map((e) => e.figures)) : undefined;
+  let nextWritten = 0;
   let sameSession = -1;
-  for (const e of ctx.telemetry) {
+  for (const e of records ?? ctx.telemetry) {
     const kind = e.fileKind;
     if (kind !== 'otlp_log' && kind !== 'otlp_span') continue;
-    // A loaded record's figures are walked in the index's columns, by the numbers the join keys on; any other is read as figures.
-    const coded = table ? columnCodedOf(e) : undefined;
-    let read: boolean;
-    if (coded && coded.figureColumns.str === table) {
-      const start = coded.figureStart();
-      if (start < 0) continue;
-      read = t.readColumns(coded.figureColumns, start, e.seq, e.row, e.time);
-    } else {
-      const figures = e.figures;
-      if (!figures) continue;
-      read = t.read(figures, e.seq, e.row, e.time);
-    }
+    const coded = written ? undefined : columnCodedOf(e);
+    if (!written && coded?.figureColumns.str !== table)
+      throw new Error(`telemetry record ${e.seq}/${e.row} was not read from the index its session's others were`);
+    const start = written ? written.starts[nextWritten++]! : coded!.figureStart();
+    if (start < 0) continue;
+    const read = written
+      ? t.readColumns(written.columns, start, e.seq, e.row, e.time, written.own)
+      : t.readColumns(coded!.figureColumns, start, e.seq, e.row, e.time);
     // A record the table does not take is left to the bodies' join to judge: rare, and it reads its figures its own way.
     if (kind === 'otlp_log' && (!read || isBodyEventName(t.name(t.length - 1)))) bodyEvents.push(e);
     if (!read) continue;

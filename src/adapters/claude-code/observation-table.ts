@@ -1,6 +1,16 @@
-import { PAIR_BOOLEAN, PAIR_END, PAIR_NUMBER, PAIR_OWN, PAIR_STRIDE, PAIR_STRING, type FigureColumns, type Figures } from '../../storage/index-figures.js';
+import {
+  FigureColumnWriter,
+  PAIR_BOOLEAN,
+  PAIR_END,
+  PAIR_NUMBER,
+  PAIR_OWN,
+  PAIR_STRIDE,
+  PAIR_STRING,
+  type FigureColumns,
+  type Figures,
+} from '../../storage/index-figures.js';
 import type { IdCodes } from '../../storage/string-codes.js';
-import { ATTRIBUTES, attemptStarts, bool, EVENT_KINDS, num, SPAN_KINDS, str, type Observation, type ObservationKind, type Settable } from './otlp-figures.js';
+import { ATTRIBUTES, attemptStarts, bool, EVENT_KINDS, num, SPAN_KINDS, type Observation, type ObservationKind, type Settable } from './otlp-figures.js';
 
 /**
  * Claude Code's events and spans as columns: one row per record, with no object per record (the
@@ -51,18 +61,17 @@ const KIND_CODE = new Map(KINDS.map((k, i) => [k, i]));
 const OTHER = KIND_CODE.get('other')!,
   CALL_SPAN = KIND_CODE.get('call_span')!;
 
-/** Where each attribute a join reads goes: a string, number or boolean column, and how its value reads. */
-type Slot =
-  { type: 'string'; column: number; read: typeof str } | { type: 'number'; column: number; read: typeof num } | { type: 'boolean'; read: typeof bool };
-const slotOf = (field: Settable, read: (typeof ATTRIBUTES)[string][1]): Slot => {
+/** Where each attribute a join reads goes: a string or number column, or success (how each reads: otlp-figures.ts's str, num and bool). */
+type Slot = { type: 'string'; column: number } | { type: 'number'; column: number } | { type: 'boolean' };
+const slotOf = (field: Settable): Slot => {
   const s = STRING_FIELDS.indexOf(field as StringField);
-  if (s >= 0) return { type: 'string', column: s, read: read as typeof str };
+  if (s >= 0) return { type: 'string', column: s };
   const n = NUMBER_FIELDS.indexOf(field as NumberField);
-  if (n >= 0) return { type: 'number', column: n, read: read as typeof num };
-  if (field === 'success') return { type: 'boolean', read: read as typeof bool };
+  if (n >= 0) return { type: 'number', column: n };
+  if (field === 'success') return { type: 'boolean' };
   throw new Error(`the observation field ${field} has no column`);
 };
-const SLOTS = new Map(Object.entries(ATTRIBUTES).map(([key, [field, read]]) => [key, slotOf(field, read)]));
+const SLOTS = new Map(Object.entries(ATTRIBUTES).map(([key, [field]]) => [key, slotOf(field)]));
 
 const STRING_COLUMN = Object.fromEntries(STRING_FIELDS.map((f, i) => [f, i])) as Record<StringField, number>;
 const NUMBER_COLUMN = Object.fromEntries(NUMBER_FIELDS.map((f, i) => [f, i])) as Record<NumberField, number>;
@@ -141,6 +150,13 @@ export class ObservationTable {
     this.attributePlan = Int8Array.from(keys, attributeAction);
   }
 
+  /** The join's code of string number `v` of the columns `c`: `v` itself, or through `own` (see `readColumns`). */
+  private joinCode(own: Int32Array | undefined, c: FigureColumns, v: number): number {
+    if (own === undefined) return v;
+    const known = own[v]!;
+    return known >= 0 ? known : (own[v] = this.codes.of(c.str[v]!, -1));
+  }
+
   private setCode(column: number, r: number, code: number): void {
     (this.strings[column] ??= new Int32Array(this.capacity))[r] = code + 1;
   }
@@ -166,13 +182,15 @@ export class ObservationTable {
   }
 
   /**
-   * Reads one loaded record's figures (from pair `start` of the columns `c`) as the next row, in one
-   * pass, own fields first. Its strings' codes are the columns' string numbers: the caller checks
-   * the join numbers by the same table (`IdCodes.sharedTable === c.str`). Returns false (and adds no
-   * row) when they are not an event or span of this runtime's. An event or span no join reads is a
-   * row with its kind (`other`) and name only.
+   * Reads one record's figures (from pair `start` of the columns `c`) as the next row, in one pass,
+   * own fields first. Its strings are kept as codes in the join's numbering: a loaded index's
+   * string numbers when they are the join's (`IdCodes.sharedTable === c.str`, `own` undefined),
+   * else through `own`, one slot per string number of `c` (-1 until first met), filled as strings
+   * are met (see `FigureColumnsOf`). Returns false (and adds no row) when they are not an event or
+   * span of this runtime's. An event or span no join reads is a row with its kind (`other`) and
+   * name only.
    */
-  readColumns(c: FigureColumns, start: number, seq: number, row: number, time: number | undefined): boolean {
+  readColumns(c: FigureColumns, start: number, seq: number, row: number, time: number | undefined, own?: Int32Array): boolean {
     this.planFor(c.keys);
     const { pairs, str: text } = c;
     const ownPlan = this.ownPlan,
@@ -198,16 +216,16 @@ export class ObservationTable {
       if (act === OWN_EVENT || act === OWN_NAME) {
         if (!isText || kind >= 0 || (act === OWN_NAME && isEvent)) continue;
         isEvent = act === OWN_EVENT;
-        name = v;
-        kind = this.kindOf(isEvent, v, text[v]!);
+        name = this.joinCode(own, c, v);
+        kind = this.kindOf(isEvent, name, text[v]!);
         if (kind === OTHER) break;
       } else if (act === OWN_DURATION_NS) spanNs = pairNumber(type, v, c);
       else if (!isText) continue;
       else if (act === OWN_EVENTS) events = v;
-      else if (act === OWN_SPAN_ID) spanId = v;
-      else if (act === OWN_PARENT_SPAN_ID) parentSpanId = v;
-      else if (act === OWN_START) spanStart = v;
-      else if (act === OWN_END) spanEnd = v;
+      else if (act === OWN_SPAN_ID) spanId = this.joinCode(own, c, v);
+      else if (act === OWN_PARENT_SPAN_ID) parentSpanId = this.joinCode(own, c, v);
+      else if (act === OWN_START) spanStart = this.joinCode(own, c, v);
+      else if (act === OWN_END) spanEnd = this.joinCode(own, c, v);
     }
     if (kind < 0) return false;
     this.open(r, kind, name, seq, row, time);
@@ -221,78 +239,17 @@ export class ObservationTable {
         const n = pairNumber(type, v, c);
         if (n !== undefined) this.setNumber(act - ACT_NUMBER, r, n);
       } else if (act >= ACT_STRING) {
-        if (type === PAIR_STRING && text[v] !== '') this.setCode(act - ACT_STRING, r, v);
+        if (type === PAIR_STRING && text[v] !== '') this.setCode(act - ACT_STRING, r, this.joinCode(own, c, v));
       } else if (act === ACT_SUCCESS) {
         const b = pairBoolean(type, v, c);
         if (b !== undefined) this.success[r] = b ? 1 : 0;
-      } else if (type === PAIR_STRING && text[v] !== '') errorType = v;
+      } else if (type === PAIR_STRING && text[v] !== '') errorType = this.joinCode(own, c, v);
     }
     this.finishRow(r, kind, isEvent, spanNs, errorType, spanId, parentSpanId, spanStart, spanEnd, events < 0 ? undefined : text[events]);
     return true;
   }
 
-  /**
-   * Reads one record's figures, of any form (built in memory, or loaded with a table the join does
-   * not number by), as the next row: as `readColumns`, with each string numbered as met.
-   */
-  read(figures: Figures, seq: number, row: number, time: number | undefined): boolean {
-    const r = this.length;
-    const codeOf = (s: string | undefined) => (s === undefined ? -1 : this.codes.of(s, -1));
-    let kind = -1,
-      name = -1,
-      isEvent = false,
-      spanNs: number | undefined,
-      events: string | undefined,
-      errorType: string | undefined,
-      spanId: string | undefined,
-      parentSpanId: string | undefined,
-      spanStart: string | undefined,
-      spanEnd: string | undefined;
-    const n = figures.count;
-    let i = 0;
-    for (; i < n && figures.own(i); i++) {
-      const key = figures.key(i);
-      const value = figures.value(i);
-      if (key === 'event' || key === 'name') {
-        const named = str(value);
-        if (!named || kind >= 0 || (key === 'name' && isEvent)) continue;
-        isEvent = key === 'event';
-        name = codeOf(named);
-        kind = this.kindOf(isEvent, name, named);
-        if (kind === OTHER) break;
-      } else if (key === 'duration_ns') spanNs = num(value);
-      else if (key === 'events') events = str(value);
-      else if (key === 'span_id') spanId = str(value);
-      else if (key === 'parent_span_id') parentSpanId = str(value);
-      else if (key === 'start') spanStart = str(value);
-      else if (key === 'end') spanEnd = str(value);
-    }
-    if (kind < 0) return false;
-    this.open(r, kind, name, seq, row, time);
-    if (kind === OTHER) return true;
-    for (; i < n; i++) {
-      const slot = SLOTS.get(figures.key(i));
-      if (!slot) {
-        if (figures.key(i) === 'error_type') errorType = str(figures.value(i));
-        continue;
-      }
-      const value = figures.value(i);
-      if (slot.type === 'string') {
-        const read = slot.read(value);
-        if (read !== undefined) this.setCode(slot.column, r, codeOf(read));
-      } else if (slot.type === 'number') {
-        const read = slot.read(value);
-        if (read !== undefined) this.setNumber(slot.column, r, read);
-      } else {
-        const read = slot.read(value);
-        if (read !== undefined) this.success[r] = read ? 1 : 0;
-      }
-    }
-    this.finishRow(r, kind, isEvent, spanNs, codeOf(errorType), codeOf(spanId), codeOf(parentSpanId), codeOf(spanStart), codeOf(spanEnd), events);
-    return true;
-  }
-
-  /** What both readers do once a row's attributes are read: the error's fallback, and a span's own fields. */
+  /** What is left once a row's attributes are read: the error's fallback, and a span's own fields. */
   private finishRow(
     r: number,
     kind: number,
@@ -381,4 +338,23 @@ export class ObservationTable {
     if (starts) o.attemptStarts = starts;
     return o;
   }
+}
+
+/**
+ * The figures of records the join cannot read in place (built in memory, or loaded with a string
+ * table that is not the join's), written once into columns of their own, so `readColumns` is the
+ * one reader of every record: `starts[i]` is the i-th figures' first pair (-1: none), and `own`
+ * holds the join's code of each string number, -1 until the table first meets it.
+ */
+export function figureColumnsOf(figures: readonly (Figures | undefined)[]): { columns: FigureColumns; starts: Int32Array; own: Int32Array } {
+  const str: string[] = [];
+  const numberOf = new Map<string, number>();
+  const writer = new FigureColumnWriter((text) => {
+    let v = numberOf.get(text);
+    if (v === undefined) numberOf.set(text, (v = str.push(text) - 1));
+    return v;
+  });
+  const starts = Int32Array.from(figures, (f) => writer.write(f));
+  const { pairs, numbers } = writer.columns();
+  return { columns: { keys: writer.keys, pairs, numbers, str }, starts, own: new Int32Array(str.length).fill(-1) };
 }
