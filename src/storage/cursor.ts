@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readTextIfPresent } from './read-if-present.js';
 import { formatKv, parseKv } from './kv-text.js';
 import { replaceAtomically } from './write-once.js';
 
@@ -98,14 +98,8 @@ export function parseCursor(text: string): Cursor {
 }
 
 export function loadCursor(path: string): Cursor | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  return parseCursor(text);
+  const text = readTextIfPresent(path);
+  return text === undefined ? undefined : parseCursor(text);
 }
 
 export function saveCursor(path: string, c: Cursor): void {

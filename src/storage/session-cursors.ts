@@ -14,6 +14,7 @@
  * (`next_seq`, `last_scan`: what `session.state` holds for the other writers), so a session the local
  * receiver lands makes no `session.state` of its own; session-state.ts reads both.
  */
+import { readTextIfPresent } from './read-if-present.js';
 import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { formatCursor, loadCursor, parseCursor, type Cursor, type CursorSlot } from './cursor.js';
@@ -197,14 +198,8 @@ export function parseCursorsHead(text: string, where = SESSION_CURSORS): Cursors
 /** The counter carried by a session's cursor file, read alone (undefined when there is no file). */
 export function readCursorsHead(root: string, session: string): CursorsHead | undefined {
   const path = sessionCursorsPath(root, session);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  return parseCursorsHead(text, path);
+  const text = readTextIfPresent(path);
+  return text === undefined ? undefined : parseCursorsHead(text, path);
 }
 
 export function parseSessionCursors(text: string, where: string): Map<string, Cursor> {

@@ -4,6 +4,7 @@
  * (so a session it lands needs no file of its own for it). Either may be missing or behind the other;
  * the counter is the larger of the two.
  */
+import { readTextIfPresent } from './read-if-present.js';
 import { readFileSync } from 'node:fs';
 import { formatKv, parseKv } from './kv-text.js';
 import { replaceAtomically } from './write-once.js';
@@ -48,14 +49,7 @@ export function counterFilesText(root: string, session: string): string {
   return `${readTextOrEmpty(sessionStatePath(root, session))}\0${readTextOrEmpty(sessionCursorsPath(root, session))}`;
 }
 
-function readTextOrEmpty(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw err;
-  }
-}
+const readTextOrEmpty = (path: string) => readTextIfPresent(path) ?? '';
 
 export function saveSessionState(root: string, session: string, s: SessionState, batch?: SyncBatch): void {
   (batch ? (p: string, c: string) => batch.stageReplace(p, c) : replaceAtomically)(
