@@ -15,7 +15,6 @@
  * receiver lands makes no `session.state` of its own; session-state.ts reads both.
  */
 import { readTextIfPresent } from './read-if-present.js';
-import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { formatCursor, loadCursor, parseCursor, type Cursor, type CursorSlot } from './cursor.js';
 import { formatKv, parseKv } from './kv-text.js';
@@ -65,13 +64,8 @@ export class SessionCursors {
   static read(root: string, session: string, present?: boolean): SessionCursors {
     const path = sessionCursorsPath(root, session);
     if (present === false) return new SessionCursors(root, session, new Map(), {}, true);
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new SessionCursors(root, session, new Map(), {}, true);
-      throw err;
-    }
+    const text = readTextIfPresent(path);
+    if (text === undefined) return new SessionCursors(root, session, new Map(), {}, true);
     return new SessionCursors(root, session, parseSessionCursors(text, path), parseCursorsHead(text, path), true);
   }
 

@@ -5,7 +5,6 @@
  * the counter is the larger of the two.
  */
 import { readTextIfPresent } from './read-if-present.js';
-import { readFileSync } from 'node:fs';
 import { formatKv, parseKv } from './kv-text.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
@@ -26,13 +25,10 @@ export function loadSessionState(root: string, session: string, fromCursors?: Cu
 
 /** `session.state` alone (the file the other writers keep). */
 function loadStateFile(root: string, session: string): SessionState | undefined {
-  try {
-    const m = parseKv(readFileSync(sessionStatePath(root, session), 'utf8'));
-    return { next_seq: Number(m.get('next_seq') ?? 1) || 1, liveness: 'unknown', last_scan: m.get('last_scan') };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const text = readTextIfPresent(sessionStatePath(root, session));
+  if (text === undefined) return undefined;
+  const m = parseKv(text);
+  return { next_seq: Number(m.get('next_seq') ?? 1) || 1, liveness: 'unknown', last_scan: m.get('last_scan') };
 }
 
 function mergeStates(file: SessionState | undefined, head: CursorsHead | undefined): SessionState | undefined {
