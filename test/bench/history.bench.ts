@@ -35,6 +35,26 @@ function walk(dir: string): string[] {
   return out;
 }
 
+/**
+ * The fastest a first collect could be here: only the format's per-line work and the files'
+ * writes, on as many threads as the collector uses, durable by fsync per file and by one syncfs.
+ * Undefined (with why on stderr) when the script cannot run.
+ */
+function idealCollect(projects: string): Record<string, unknown> | undefined {
+  const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'ideal-collect.mjs'), projects, '1'], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) {
+    process.stderr.write(`bench:history: the ideal collector did not run: ${r.stderr.trim() || r.status}\n`);
+    return undefined;
+  }
+  const round = (JSON.parse(r.stdout) as { rounds: Record<string, { of_floor: number; wall_s: number }>[] }).rounds[0]!;
+  return {
+    fsync_of_floor: round.ideal!.of_floor,
+    syncfs_of_floor: round.ideal_syncfs!.of_floor,
+    no_sync_of_floor: round.ideal_nosync!.of_floor,
+    what: "only the format's per-line work, one file per transcript, two threads; against its own floor measured just before",
+  };
+}
+
 /** The floor: every line of every source read, JSON.parse'd and SHA-256'd, on one thread. */
 function floor(projects: string): { ms: number; cpuS: number; bytes: number; lines: number } {
   const t0 = performance.now();
@@ -158,6 +178,8 @@ async function main(): Promise<void> {
       // pass; summed over the workers, the time they collected and the time they stood waiting for a batch's syncs.
       phases_ms: first.phases,
       target: '>= 0.6 of the floor',
+      // The bound the format itself sets on this machine, measured now on the same corpus (scripts/ideal-collect.mjs).
+      ideal: idealCollect(projects),
     };
     const second = pass(c2);
     result.collect_nothing_new = {
