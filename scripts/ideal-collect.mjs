@@ -7,15 +7,16 @@
  *   ideal   two worker threads (this machine's cores), each given half the bytes, convert and encode
  *           every line exactly as a collect does (the dialect's conversion, provenance, the record's
  *           JSON, UTF-8, the file digest) into one landed file per source in one flat directory,
- *           fsync each file, one fsync of the directory. No cursors, index, locks, session
+ *           each file's fsync on the thread pool while the work goes on, one fsync of the directory. No cursors, index, locks, session
  *           directories or sweeps: everything a real pass does beyond this is left out.
  *   ideal_syncfs  the same with no fsync per file but one `sync -f` (syncfs) of the filesystem at the end
  *   ideal_nosync  the same without any sync (what the format's CPU work alone allows; not durable).
- * Workers are started and warmed before the clock starts. JSON on stdout; `of_floor` is floor / wall,
+ * Workers are started and warmed before the clock starts; before each variant the previous one's files
+ * are removed and written back, untimed. JSON on stdout; `of_floor` is floor / wall,
  * the figure bench:history's target (>= 0.6) is stated in.
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { join, resolve, dirname } from 'node:path';
@@ -54,8 +55,9 @@ async function worker() {
       digest.update(out.subarray(start, used));
     },
   };
-  const land = (files, dir, sync) => {
+  const land = async (files, dir, sync) => {
     let n = 0;
+    const syncs = [];
     for (const path of files) {
       used = 0;
       const w = new SessionDataWriter(sink, { kind: 'transcript', adapter: 'ideal', dialect: 'ideal', src: path, session: 's', seq: 1, at: 'now' });
@@ -64,9 +66,11 @@ async function worker() {
       w.close();
       const fd = openSync(join(dir, `${workerData.id}-${++n}.sd`), 'wx');
       writeSync(fd, out, 0, used);
-      if (sync) fsyncSync(fd);
-      closeSync(fd);
+      // As the collector's batches do: each file's fsync on the thread pool while the next file is made.
+      if (sync) syncs.push(new Promise((res, rej) => fsync(fd, (err) => (closeSync(fd), err ? rej(err) : res()))));
+      else closeSync(fd);
     }
+    await Promise.all(syncs);
     if (sync) {
       const d = openSync(dir, 'r');
       fsyncSync(d);
@@ -74,8 +78,7 @@ async function worker() {
     }
   };
   parentPort.on('message', ({ files, dir, sync }) => {
-    land(files, dir, sync);
-    parentPort.postMessage('done');
+    void land(files, dir, sync).then(() => parentPort.postMessage('done'));
   });
 }
 
@@ -103,6 +106,10 @@ async function main() {
   let runs = 0;
   // process.cpuUsage counts every thread of the process, so it is read here, around both workers.
   const ideal = async (sync) => {
+    // The last variant's files gone and every dirty page written back first, untimed: a variant pays for its own writes only.
+    rmSync(work, { recursive: true, force: true });
+    mkdirSync(work);
+    execFileSync('sync');
     const dir = join(work, `r${++runs}`);
     mkdirSync(dir);
     const c0 = process.cpuUsage();
