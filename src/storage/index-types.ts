@@ -2,7 +2,7 @@
  * What a session's derived index holds: the landed files it covers and one entry per landed record,
  * identifiers and roles only. Shared by the index's builder (index.ts) and its stored form (index-codec.ts).
  */
-import type { FileKind, PartKind, PartState } from '../formats/session-data/types.js';
+import type { FileKind, PartKind, PartState, SdRecord } from '../formats/session-data/types.js';
 import type { Figures } from './index-figures.js';
 
 /** A part assembly can use (text, reasoning, call, result), with its position in the record's parts. */
@@ -16,7 +16,8 @@ export interface IndexedPart {
   failed?: boolean;
 }
 
-export interface IndexEntry {
+/** The record's identifiers and roles, each as a string (`INDEX_STRING_FIELDS`). */
+export interface IndexEntry extends Partial<Record<IndexStringField, string>> {
   seq: number;
   row: number;
   fileKind: FileKind;
@@ -24,20 +25,8 @@ export interface IndexEntry {
   stream?: string;
   /** The header's batch: the workflow run of a run file or of a workflow child. */
   fileBatch?: string;
-  id?: string;
-  parent?: string;
-  call?: string;
-  run?: string;
-  continues?: string;
-  tool?: string;
-  child?: string;
-  batch?: string;
-  started_by?: string;
-  label?: string;
-  from?: string;
   /** Milliseconds since the epoch, parsed from `time`. */
   time?: number;
-  trigger?: string;
   flags: string[];
   parts: IndexedPart[];
   /**
@@ -70,5 +59,19 @@ export interface SessionIndex {
   entries: IndexEntry[];
 }
 
-/** The record fields an entry keeps as strings, in the order the stored rows hold them. */
-export const INDEX_STRING_FIELDS = ['id', 'parent', 'call', 'run', 'continues', 'tool', 'child', 'batch', 'started_by', 'label', 'from', 'trigger'] as const;
+/** The record fields an entry keeps as strings, in the order the stored rows hold them: named as `SdRecord` names them. */
+export const INDEX_STRING_FIELDS = [
+  'id',
+  'parent',
+  'call',
+  'run',
+  'continues',
+  'tool',
+  'child',
+  'batch',
+  'started_by',
+  'label',
+  'from',
+  'trigger',
+] as const satisfies readonly (keyof SdRecord)[];
+type IndexStringField = (typeof INDEX_STRING_FIELDS)[number];
