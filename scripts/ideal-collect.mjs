@@ -1,29 +1,62 @@
 #!/usr/bin/env node
 /**
- * The fastest a first collect could be on this machine with the Session Data format (issue 19): a
- * lower bound, not a collector. Usage: node scripts/ideal-collect.mjs <projects dir> [rounds]
- * Each round measures, wall time, one after the other:
+ * The fastest a first collect could be on this machine with the Session Data format and the storage
+ * root's layout (issue 19): lower bounds, not a collector. Usage:
+ *   node scripts/ideal-collect.mjs <projects dir> [rounds]
+ * Each round measures, wall time, one after the other (the variants' order turns by one each round):
  *   floor   one thread reads every `.jsonl` line, JSON.parse and SHA-256 (bench:history's floor)
- *   ideal   two worker threads (this machine's cores), each given half the bytes, convert and encode
- *           every line exactly as a collect does (the dialect's conversion, provenance, the record's
- *           JSON, UTF-8, the file digest) into one landed file per source in one flat directory,
- *           each file's fsync on the thread pool while the work goes on, one fsync of the directory. No cursors, index, locks, session
- *           directories or sweeps: everything a real pass does beyond this is left out.
+ *   ideal   two worker threads (this machine's cores), each given whole sessions worth half the bytes,
+ *           convert and encode every line exactly as a collect does (the dialect's conversion,
+ *           provenance, the record's JSON, UTF-8, the file digest) into one landed file per source in
+ *           one flat directory, each file's fsync on the thread pool while the work goes on, one fsync
+ *           of the directory. No cursors, index, locks, session directories or sweeps.
  *   ideal_syncfs  the same with no fsync per file but one `sync -f` (syncfs) of the filesystem at the end
- *   ideal_nosync  the same without any sync (what the format's CPU work alone allows; not durable).
- * Workers are started and warmed before the clock starts; before each variant the previous one's files
- * are removed and written back, untimed. JSON on stdout; `of_floor` is floor / wall,
- * the figure bench:history's target (>= 0.6) is stated in.
+ *   ideal_nosync  the same without any sync (what the format's CPU work alone allows; not durable)
+ * and then the storage root's per-session files added one kind at a time, each variant everything the
+ * one before it does, fsync per file on the thread pool as `ideal`:
+ *   dirs         each file lands in the root's layout, `<session>/streams/<stream>/` (made with mkdir)
+ *   lock         + the session's `.lock`, made exclusively before its first file and removed once its
+ *                files are durable (the cheapest lock: no temporary, no link)
+ *   cursor       + one cursor file per session, written to a temporary, synced, renamed into place
+ *   index        + `index/` and its one file per session, the same way
+ * and, beside them in the same conditions, the real thing:
+ *   collect      `aszcol collect --once` (this build) into an empty root: the whole command's wall time
+ *                and CPU, process start included, and `pass_s`, the pass's own duration
+ * Directory fsyncs of the layout are left out (one of the root at the end), so the layout variants are
+ * bounds from above. Workers are started and warmed before the clock; before each variant the
+ * previous one's files are written back and left a second to settle, untimed; every variant's files
+ * stay until the end (about 270 MB each on a 255 MB corpus). JSON on
+ * stdout; `of_floor` is floor / wall, the figure bench:history's target (>= 0.6) is stated in.
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { closeSync, fsync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { join, resolve, dirname } from 'node:path';
+import { execFile, execFileSync } from 'node:child_process';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src');
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(repo, 'dist', 'src');
+
+/** The variants in order; each layout variant does everything the one before it does. */
+const LAYOUT = ['dirs', 'lock', 'cursor', 'index'];
+const VARIANTS = ['ideal', 'ideal_syncfs', 'ideal_nosync', ...LAYOUT, 'collect'];
 
 function eachLine(buf, each) {
   for (let from = 0; from < buf.length;) {
@@ -55,20 +88,61 @@ async function worker() {
       digest.update(out.subarray(start, used));
     },
   };
-  const land = async (files, dir, sync) => {
+  const syncThenClose = (fd) => new Promise((res, rej) => fsync(fd, (err) => (closeSync(fd), err ? rej(err) : res())));
+  /** A small state file: written to a temporary, synced on the thread pool, renamed into place once synced. */
+  const stateFile = (final, bytes) => {
+    const tmp = `${final}.tmp`;
+    const fd = openSync(tmp, 'wx');
+    writeSync(fd, Buffer.alloc(bytes, 0x61));
+    return syncThenClose(fd).then(() => renameSync(tmp, final));
+  };
+  const landFile = (path, target, sync) => {
+    used = 0;
+    const w = new SessionDataWriter(sink, { kind: 'transcript', adapter: 'ideal', dialect: 'ideal', src: path, session: 's', seq: 1, at: 'now' });
+    eachLine(readFileSync(path), (line, off) => w.add(Object.assign(convertTranscriptLine(line), { ord: 1, off, sha: shortSha(line), bytes: line.length })));
+    if (out.length - used < 4096) out = Buffer.concat([out.subarray(0, used), Buffer.alloc(4096)]);
+    w.close();
+    const fd = openSync(target, 'wx');
+    writeSync(fd, out, 0, used);
+    if (sync) return syncThenClose(fd);
+    closeSync(fd);
+    return undefined;
+  };
+  const land = async (sessions, dir, sync, layout) => {
+    const upTo = LAYOUT.indexOf(layout); // -1: flat
     let n = 0;
     const syncs = [];
-    for (const path of files) {
-      used = 0;
-      const w = new SessionDataWriter(sink, { kind: 'transcript', adapter: 'ideal', dialect: 'ideal', src: path, session: 's', seq: 1, at: 'now' });
-      eachLine(readFileSync(path), (line, off) => w.add(Object.assign(convertTranscriptLine(line), { ord: 1, off, sha: shortSha(line), bytes: line.length })));
-      if (out.length - used < 4096) out = Buffer.concat([out.subarray(0, used), Buffer.alloc(4096)]);
-      w.close();
-      const fd = openSync(join(dir, `${workerData.id}-${++n}.sd`), 'wx');
-      writeSync(fd, out, 0, used);
-      // As the collector's batches do: each file's fsync on the thread pool while the next file is made.
-      if (sync) syncs.push(new Promise((res, rej) => fsync(fd, (err) => (closeSync(fd), err ? rej(err) : res()))));
-      else closeSync(fd);
+    for (const s of sessions) {
+      if (upTo < 0) {
+        for (const f of s.files) syncs.push(landFile(f.path, join(dir, `${workerData.id}-${++n}.sd`), sync));
+        continue;
+      }
+      const home = join(dir, s.id);
+      mkdirSync(home);
+      const lock = join(home, '.lock');
+      if (upTo >= 1) {
+        const fd = openSync(lock, 'wx');
+        writeSync(fd, `${process.pid} ideal`);
+        closeSync(fd);
+      }
+      mkdirSync(join(home, 'streams'));
+      const mine = [];
+      for (const f of s.files) {
+        const at = join(home, 'streams', f.stream);
+        mkdirSync(at);
+        mine.push(landFile(f.path, join(at, `transcript-${++n}.sd`), sync));
+      }
+      // The session's state files follow its landed files' syncs, and its lock goes after them.
+      const after = Promise.all(mine).then(() => {
+        const states = [];
+        if (upTo >= 2) states.push(stateFile(join(home, 'sources.cursor'), 600));
+        if (upTo >= 3) {
+          mkdirSync(join(home, 'index'));
+          states.push(stateFile(join(home, 'index', 'entries.bin'), 2400));
+        }
+        return Promise.all(states).then(() => upTo >= 1 && unlinkSync(lock));
+      });
+      syncs.push(after);
     }
     await Promise.all(syncs);
     if (sync) {
@@ -77,9 +151,27 @@ async function worker() {
       closeSync(d);
     }
   };
-  parentPort.on('message', ({ files, dir, sync }) => {
-    void land(files, dir, sync).then(() => parentPort.postMessage('done'));
+  parentPort.on('message', ({ sessions, dir, sync, layout }) => {
+    void land(sessions, dir, sync, layout).then(
+      () => parentPort.postMessage('done'),
+      (err) => parentPort.postMessage(`failed: ${err.message}`),
+    );
   });
+}
+
+/** The corpus's transcripts by session: `<project>/<id>.jsonl` is the session's main stream, `<project>/<id>/…/<agent>.jsonl` a child stream. */
+function sessionsOf(projects, files) {
+  const byId = new Map();
+  for (const f of files) {
+    const parts = relative(projects, f.p).split(sep);
+    const id = parts[1].replace(/\.jsonl$/, '');
+    const stream = parts.length === 2 ? 'main' : basename(f.p, '.jsonl');
+    const s = byId.get(id) ?? { id, files: [], bytes: 0 };
+    byId.set(id, s);
+    s.files.push({ path: f.p, stream });
+    s.bytes += f.size;
+  }
+  return [...byId.values()].sort((a, b) => b.bytes - a.bytes);
 }
 
 async function main() {
@@ -90,35 +182,83 @@ async function main() {
     .filter((p) => p.endsWith('.jsonl'))
     .map((p) => ({ p, size: statSync(p).size }))
     .sort((a, b) => b.size - a.size);
-  // Two halves by bytes, largest first into the lighter half.
+  const sessions = sessionsOf(projects, files);
+  // Whole sessions to each thread (a session's lock and files belong to one writer), half the bytes each.
   const halves = [
-    { files: [], bytes: 0 },
-    { files: [], bytes: 0 },
+    { sessions: [], bytes: 0 },
+    { sessions: [], bytes: 0 },
   ];
-  for (const f of files) {
+  for (const s of sessions) {
     const h = halves[0].bytes <= halves[1].bytes ? halves[0] : halves[1];
-    h.files.push(f.p);
-    h.bytes += f.size;
+    h.sessions.push(s);
+    h.bytes += s.bytes;
   }
   const work = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), 'aszcol-ideal-'));
   const workers = halves.map((_, id) => new Worker(fileURLToPath(import.meta.url), { workerData: { id } }));
-  const ask = (w, msg) => new Promise((res, rej) => (w.once('message', res), w.once('error', rej), w.postMessage(msg)));
+  for (const w of workers) w.setMaxListeners(0);
+  const ask = (w, msg) =>
+    new Promise((res, rej) => {
+      w.once('message', (m) => (m === 'done' ? res() : rej(new Error(m))));
+      w.once('error', rej);
+      w.postMessage(msg);
+    });
   let runs = 0;
-  // process.cpuUsage counts every thread of the process, so it is read here, around both workers.
-  const ideal = async (sync) => {
-    // The last variant's files gone and every dirty page written back first, untimed: a variant pays for its own writes only.
-    rmSync(work, { recursive: true, force: true });
-    mkdirSync(work);
+  const run = async (variant) => {
+    // Nothing is removed until the end: freeing thousands of inodes between variants made each later
+    // variant's mkdir and create slower on ext4 (the layout variants' kernel time doubled by the third round).
     execFileSync('sync');
+    await new Promise((res) => setTimeout(res, 1000)); // the last variant's write-back settles before the clock
     const dir = join(work, `r${++runs}`);
     mkdirSync(dir);
+    if (variant === 'collect') return collect(dir);
+    const layout = LAYOUT.includes(variant) ? variant : undefined;
+    const sync = variant !== 'ideal_syncfs' && variant !== 'ideal_nosync';
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    await Promise.all(workers.map((w, i) => ask(w, { files: halves[i].files, dir, sync: sync === 'fsync' })));
-    if (sync === 'syncfs') execFileSync('sync', ['-f', dir]);
+    await Promise.all(workers.map((w, i) => ask(w, { sessions: halves[i].sessions, dir, sync, layout })));
+    if (variant === 'ideal_syncfs') execFileSync('sync', ['-f', dir]);
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
     return { wall_s: +wall.toFixed(3), cpu_s: +((c.user + c.system) / 1e6).toFixed(2), sys_s: +(c.system / 1e6).toFixed(2) };
+  };
+  /** The real `collect --once` into `dir` as its storage root, its CPU from `/usr/bin/time` when there is one. */
+  const collect = async (dir) => {
+    const config = join(work, `collect-${runs}.yaml`);
+    const yaml = [
+      'storage:',
+      `  root: ${JSON.stringify(dir)}`,
+      'receivers:',
+      '  claude_code_local:',
+      `    source_root: ${JSON.stringify(projects)}`,
+      '    exclude: []',
+      'processors:',
+      '  assembler:',
+      'service:',
+      '  pipelines:',
+      '    sessions:',
+      '      receivers: [claude_code_local]',
+      '      processors: [assembler]',
+      '',
+    ];
+    writeFileSync(config, yaml.join('\n'));
+    const args = [join(repo, 'bin', 'aszcol.js'), 'collect', '--once', '--json', '--config', config];
+    const timed = statSync('/usr/bin/time', { throwIfNoEntry: false }) !== undefined;
+    const t0 = performance.now();
+    const { stdout, stderr } = await new Promise((res, rej) =>
+      execFile(timed ? '/usr/bin/time' : process.execPath, timed ? ['-f', 'ASZ_CPU=%U %S', process.execPath, ...args] : args, { maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
+        err ? rej(new Error(`collect --once failed: ${stderr || err.message}`)) : res({ stdout, stderr }),
+      ),
+    );
+    const wall = (performance.now() - t0) / 1000;
+    const pass = JSON.parse(stdout.trim().split('\n').pop());
+    if (pass.errors.length) throw new Error(`collect --once reported errors: ${JSON.stringify(pass.errors.slice(0, 3))}`);
+    const cpu = /ASZ_CPU=([\d.]+) ([\d.]+)/.exec(stderr);
+    return {
+      wall_s: +wall.toFixed(3),
+      ...(cpu ? { cpu_s: +(Number(cpu[1]) + Number(cpu[2])).toFixed(2), sys_s: Number(cpu[2]) } : {}),
+      pass_s: pass.durationMs / 1000,
+      landed_files: pass.landedFiles,
+    };
   };
   const floor = () => {
     const t0 = performance.now();
@@ -129,22 +269,19 @@ async function main() {
       });
     return +((performance.now() - t0) / 1000).toFixed(3);
   };
-  const result = { projects, transcripts: files.length, mb: +(files.reduce((s, f) => s + f.size, 0) / 2 ** 20).toFixed(1), rounds: [] };
+  const result = { projects, sessions: sessions.length, transcripts: files.length, mb: +(files.reduce((s, f) => s + f.size, 0) / 2 ** 20).toFixed(1), rounds: [] };
   try {
-    await ideal('none'); // warm both workers' code once, untimed
+    await run('ideal_nosync'); // warm both workers' code once, untimed
     for (let r = 0; r < rounds; r++) {
       const load = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
       const floor_s = floor();
-      const withSync = await ideal('fsync');
-      const syncfs = await ideal('syncfs');
-      const noSync = await ideal('none');
-      result.rounds.push({
-        load,
-        floor_s,
-        ideal: { ...withSync, of_floor: +(floor_s / withSync.wall_s).toFixed(2) },
-        ideal_syncfs: { ...syncfs, of_floor: +(floor_s / syncfs.wall_s).toFixed(2) },
-        ideal_nosync: { ...noSync, of_floor: +(floor_s / noSync.wall_s).toFixed(2) },
-      });
+      const round = { load, floor_s };
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + r) % VARIANTS.length]);
+      for (const v of order) {
+        const m = await run(v);
+        round[v] = { ...m, of_floor: +(floor_s / m.wall_s).toFixed(2) };
+      }
+      result.rounds.push(round);
     }
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
