@@ -245,8 +245,11 @@ async function main() {
     const timed = statSync('/usr/bin/time', { throwIfNoEntry: false }) !== undefined;
     const t0 = performance.now();
     const { stdout, stderr } = await new Promise((res, rej) =>
-      execFile(timed ? '/usr/bin/time' : process.execPath, timed ? ['-f', 'ASZ_CPU=%U %S', process.execPath, ...args] : args, { maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
-        err ? rej(new Error(`collect --once failed: ${stderr || err.message}`)) : res({ stdout, stderr }),
+      execFile(
+        timed ? '/usr/bin/time' : process.execPath,
+        timed ? ['-f', 'ASZ_CPU=%U %S', process.execPath, ...args] : args,
+        { maxBuffer: 1 << 24 },
+        (err, stdout, stderr) => (err ? rej(new Error(`collect --once failed: ${stderr || err.message}`)) : res({ stdout, stderr })),
       ),
     );
     const wall = (performance.now() - t0) / 1000;
@@ -269,7 +272,13 @@ async function main() {
       });
     return +((performance.now() - t0) / 1000).toFixed(3);
   };
-  const result = { projects, sessions: sessions.length, transcripts: files.length, mb: +(files.reduce((s, f) => s + f.size, 0) / 2 ** 20).toFixed(1), rounds: [] };
+  const result = {
+    projects,
+    sessions: sessions.length,
+    transcripts: files.length,
+    mb: +(files.reduce((s, f) => s + f.size, 0) / 2 ** 20).toFixed(1),
+    rounds: [],
+  };
   try {
     await run('ideal_nosync'); // warm both workers' code once, untimed
     for (let r = 0; r < rounds; r++) {
