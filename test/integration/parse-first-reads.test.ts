@@ -15,6 +15,9 @@ import { isChangeRecord } from '../../src/formats/session-data/changes.js';
 import { windowChanges } from '../../src/processors/assembler/window-changes.js';
 import { discardIndex, loadIndex, updateIndex } from '../../src/storage/index.js';
 import { runCli, writeConfig } from '../helpers/cli.js';
+import { keepUsage, usageOfFold } from '../../src/assemble/usage/load.js';
+import { loadChain } from '../../src/storage/chain.js';
+import { chainHeadKey } from '../../src/storage/usage-cache.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 
@@ -126,7 +129,7 @@ describe('a first parse of many sessions, rounds synced a group at a time', () =
 });
 
 describe('aszcol usage from scratch over many sessions', () => {
-  test('the calls the parse threads counted into each chain’s usage cache give the report the chains give without it', async () => {
+  test('the calls the parse threads counted into each chain’s usage cache (from the folds in memory) are those the chains read back give, and so is the report', async () => {
     const base = tempDir('aszcol-usage-scratch-');
     const root = join(base, 'data');
     const src = join(base, 'projects');
@@ -148,10 +151,23 @@ describe('aszcol usage from scratch over many sessions', () => {
       .filter((e) => e.isDirectory() && readdirSync(join(root, '_conversations', e.name)).includes('usage.cache.json'))
       .map((e) => e.name);
     expect(cached).toHaveLength(n);
+    // The threads work each chain's calls out from the fold their parse left in memory; the report below folds the rounds read back from disk.
+    const cacheOf = (c: string) => readFileSync(join(root, '_conversations', c, 'usage.cache.json'), 'utf8');
+    const fromMemory = new Map(cached.map((c) => [c, cacheOf(c)]));
 
     for (const c of cached) rmSync(join(root, '_conversations', c, 'usage.cache.json'));
     const alone = await runCli([...args, '--no-collect']);
     expect(alone.code).toBe(0);
+    for (const c of cached) expect(cacheOf(c)).toBe(fromMemory.get(c));
+
+    // A usage worked out for a head that is no longer the chain's head (another parser extended it) is not kept.
+    const c = cached[0]!;
+    const entry = usageOfFold(root, c, loadChain(root, c).fold);
+    rmSync(join(root, '_conversations', c, 'usage.cache.json'));
+    keepUsage(root, c, `r000002-000000000000.sf:10`, entry);
+    expect(readdirSync(join(root, '_conversations', c))).not.toContain('usage.cache.json');
+    keepUsage(root, c, chainHeadKey(root, c)!, entry);
+    expect(cacheOf(c)).toBe(fromMemory.get(c));
     const report = JSON.parse(scratch.stdout) as { rows: unknown[]; totals: { calls: number; output_tokens: number } };
     expect(report.rows).toHaveLength(n);
     expect(report.totals).toMatchObject({ calls: 2 * n, output_tokens: 2 * n * 5 });

@@ -9,6 +9,7 @@ import { listConversations, loadChain } from '../../storage/chain.js';
 import { LandedRows } from '../../storage/landed-rows.js';
 import { chainHeadKey, readUsageCache, writeUsageCache } from '../../storage/usage-cache.js';
 import { callsOfChain, type UsageCall } from './calls.js';
+import type { Fold } from '../../formats/session-flow/fold.js';
 import { BUILT_IN_PRICES, overridePrices, type PriceTable } from './pricing.js';
 
 export interface LoadedCalls {
@@ -35,7 +36,13 @@ function chainEntry(root: string, conversation: string, writeCache: boolean): Ch
   if (!head) return undefined;
   const cached = readUsageCache(root, conversation, head) as ChainEntry | undefined;
   if (cached) return cached;
-  const fold = loadChain(root, conversation).fold;
+  const entry = usageOfFold(root, conversation, loadChain(root, conversation).fold);
+  if (entry && writeCache) writeUsageCache(root, conversation, head, entry);
+  return entry;
+}
+
+/** A folded chain's counted calls, their usage read from its landed rows; undefined for a chain with no round. Throws what reading them throws. */
+export function usageOfFold(root: string, conversation: string, fold: Fold): ChainEntry | undefined {
   if (!fold.rounds) return undefined;
   const session = fold.session ?? conversation;
   const rows = new LandedRows(root, session);
@@ -45,23 +52,21 @@ function chainEntry(root: string, conversation: string, writeCache: boolean): Ch
     const n = iso ? Date.parse(iso) : NaN;
     return Number.isNaN(n) ? Infinity : n;
   };
-  const entry: ChainEntry = {
+  return {
     session,
     span: [t(fold.head?.session_from_time), t(fold.head?.session_through_time)],
     calls: chain.calls,
     uncounted: chain.uncounted.map((u) => u.reason.replace(/\(file \d+, row \d+\)/, '(a landed row)')),
   };
-  if (writeCache) writeUsageCache(root, conversation, head, entry);
-  return entry;
 }
 
 /**
- * Works out a conversation's counted calls and keeps them beside its chain, as a report would: a
- * parse that has just written the chain (on its own thread, for `aszcol usage`) does it there, so
- * the report that follows reads the cache. Throws what folding the chain throws.
+ * Keeps `entry`, worked out by the parse that wrote the chain's head `head`, beside the chain, so the
+ * report that follows reads it instead of folding; only while `head` is still the chain's head on disk
+ * (another parser may have extended it since).
  */
-export function cacheUsageOf(root: string, conversation: string): void {
-  chainEntry(root, conversation, true);
+export function keepUsage(root: string, conversation: string, head: string, entry: ChainEntry | undefined): void {
+  if (entry && chainHeadKey(root, conversation) === head) writeUsageCache(root, conversation, head, entry);
 }
 
 /**

@@ -17,6 +17,7 @@ import { parseOne, type SessionParse } from './parse-all.js';
  */
 export async function parseGroup(root: string, sessions: string[], maxRoundBytes: number, opts: { usageCache?: boolean } = {}): Promise<SessionParse[]> {
   const deferred: DeferredRounds = { batch: new SyncBatch(), after: [], release: [] };
+  const usage = opts.usageCache ? await usageOfWritten(root, deferred) : undefined;
   const out: SessionParse[] = [];
   for (const session of sessions) {
     try {
@@ -36,7 +37,7 @@ export async function parseGroup(root: string, sessions: string[], maxRoundBytes
     for (const release of deferred.release) release();
   }
   if (!failed) {
-    if (opts.usageCache) await cacheUsage(root, out);
+    usage?.keep();
     return out;
   }
   // A round the batch held may not be on disk: every session that wrote one failed with it (the next parse takes it up again).
@@ -46,15 +47,21 @@ export async function parseGroup(root: string, sessions: string[], maxRoundBytes
   );
 }
 
-/** The usage cache of each chain just written; one that cannot be worked out is left to the report, which says why. */
-async function cacheUsage(root: string, parsed: SessionParse[]): Promise<void> {
-  const { cacheUsageOf } = await import('../../assemble/usage/load.js');
-  for (const p of parsed) {
-    if (!('result' in p) || p.result.status !== 'written') continue;
+/**
+ * The usage of each chain the group writes, worked out from its fold as its parse leaves it (reading
+ * the round back was a fifth of a first parse; holding every fold until the batch commits cost as much
+ * in GC), then kept once the batch is durable, for the head it was worked out at. A chain that cannot
+ * be worked out is left to the report, which says why.
+ */
+async function usageOfWritten(root: string, deferred: DeferredRounds): Promise<{ keep: () => void }> {
+  const { usageOfFold, keepUsage } = await import('../../assemble/usage/load.js');
+  const worked: { session: string; head: string; entry: ReturnType<typeof usageOfFold> }[] = [];
+  deferred.written = (session, fold, head) => {
     try {
-      cacheUsageOf(root, p.session);
+      worked.push({ session, head, entry: usageOfFold(root, session, fold) });
     } catch {
-      /* the report folds this chain itself and reports what stops it */
+      /* see above */
     }
-  }
+  };
+  return { keep: () => worked.forEach((w) => keepUsage(root, w.session, w.head, w.entry)) };
 }

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assemble, headerCounts } from '../../assemble/assemble.js';
 import { chainInputDigest, encodeRound } from '../../formats/session-flow/encode.js';
-import { applyRound } from '../../formats/session-flow/fold.js';
+import { applyRound, type Fold } from '../../formats/session-flow/fold.js';
 import { PARSER, POLICY, SF_SCHEMA, type RoundHeader } from '../../formats/session-flow/types.js';
 import { chainDir, listRounds, loadChain, roundName, roundsDir, saveConversationState } from '../../storage/chain.js';
 import { indexDir, loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
@@ -37,6 +37,8 @@ export interface DeferredRounds {
   batch: SyncBatch;
   after: (() => void)[];
   release: (() => void)[];
+  /** Told of each chain written, folded through its new head as the file `head` (`<round file>:<bytes>`) will hold it. */
+  written?: (session: string, fold: Fold, head: string) => void;
 }
 
 export interface WrittenRound {
@@ -209,6 +211,8 @@ export function parseSession(o: ParseOptions): ParseResult {
       afterSync(() => saveConversationState(root, session, state));
     }
     result.status = result.rounds.length ? 'written' : 'unchanged';
+    const last = result.rounds[result.rounds.length - 1];
+    if (last && fold.headDigest) deferred?.written?.(session, fold, `${roundName(fold.rounds, fold.headDigest)}:${last.bytes}`);
     result.throughSeq = through;
     result.head = fold.rounds;
     result.headDigest = fold.headDigest;
