@@ -3,8 +3,10 @@
  * The fastest a first collect could be on this machine with the Session Data format and the storage
  * root's layout (issue 19): lower bounds, not a collector. Usage:
  *   node scripts/ideal-collect.mjs <projects dir> [rounds]
- * Each round measures, wall time, one after the other (the variants' order turns by one each round):
- *   floor   one thread reads every `.jsonl` line, JSON.parse and SHA-256 (bench:history's floor)
+ * Each round measures, wall time, one after the other, in an order shuffled anew each round (the
+ * same every run):
+ *   floor   one thread reads every `.jsonl` line, JSON.parse and SHA-256 (bench:history's floor, less
+ *           the small `.json` documents), measured before and after the round's variants; ratios use their mean
  *   ideal   two worker threads (this machine's cores), each given whole sessions worth half the bytes,
  *           convert and encode every line exactly as a collect does (the dialect's conversion,
  *           provenance, the record's JSON, UTF-8, the file digest) into one landed file per source in
@@ -12,21 +14,26 @@
  *           of the directory. No cursors, index, locks, session directories or sweeps.
  *   ideal_syncfs  the same with no fsync per file but one `sync -f` (syncfs) of the filesystem at the end
  *   ideal_nosync  the same without any sync (what the format's CPU work alone allows; not durable)
- * and then the storage root's per-session files added one kind at a time, each variant everything the
- * one before it does, fsync per file on the thread pool as `ideal`:
+ * then the storage root's per-session files added one kind at a time, each variant everything the
+ * one before it does, with each file's fsync on the thread pool as `ideal`:
  *   dirs         each file lands in the root's layout, `<session>/streams/<stream>/` (made with mkdir)
  *   lock         + the session's `.lock`, made exclusively before its first file and removed once its
  *                files are durable (the cheapest lock: no temporary, no link)
  *   cursor       + one cursor file per session, written to a temporary, synced, renamed into place
  *   index        + `index/` and its one file per session, the same way
+ * and the same files made other ways:
+ *   dirs_pool    `dirs` with every directory made on the thread pool from the start, awaited only
+ *                before the first file that goes in it
+ *   dirs_syncfs, index_syncfs  `dirs` and `index` with no fsync at all but one `sync -f` at the end
+ *                (a real commit needs a second one before its state files move: these are kinder)
  * and, beside them in the same conditions, the real thing:
  *   collect      `aszcol collect --once` (this build) into an empty root: the whole command's wall time
  *                and CPU, process start included, and `pass_s`, the pass's own duration
  * Directory fsyncs of the layout are left out (one of the root at the end), so the layout variants are
  * bounds from above. Workers are started and warmed before the clock; before each variant the
  * previous one's files are written back and left a second to settle, untimed; every variant's files
- * stay until the end (about 270 MB each on a 255 MB corpus). JSON on
- * stdout; `of_floor` is floor / wall, the figure bench:history's target (>= 0.6) is stated in.
+ * stay until the end (about 270 MB each on a 255 MB corpus). JSON on stdout; `of_floor` is floor /
+ * wall, the figure bench:history's target (>= 0.6) is stated in.
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import {
@@ -50,13 +57,28 @@ import { execFile, execFileSync } from 'node:child_process';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { mkdir as mkdirAsync } from 'node:fs/promises';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(repo, 'dist', 'src');
 
-/** The variants in order; each layout variant does everything the one before it does. */
+/** The layout's file kinds in order; each layout variant does everything the one before it does. */
 const LAYOUT = ['dirs', 'lock', 'cursor', 'index'];
-const VARIANTS = ['ideal', 'ideal_syncfs', 'ideal_nosync', ...LAYOUT, 'collect'];
+/** Each variant: the layout it writes up to (none: flat), how it is made durable, whether its directories are made on the thread pool. */
+const SPEC = {
+  ideal: { sync: 'fsync' },
+  ideal_syncfs: { sync: 'syncfs' },
+  ideal_nosync: { sync: 'none' },
+  dirs: { layout: 'dirs', sync: 'fsync' },
+  lock: { layout: 'lock', sync: 'fsync' },
+  cursor: { layout: 'cursor', sync: 'fsync' },
+  index: { layout: 'index', sync: 'fsync' },
+  dirs_pool: { layout: 'dirs', sync: 'fsync', pool: true },
+  dirs_syncfs: { layout: 'dirs', sync: 'syncfs' },
+  index_syncfs: { layout: 'index', sync: 'syncfs' },
+  collect: {},
+};
+const VARIANTS = Object.keys(SPEC);
 
 function eachLine(buf, each) {
   for (let from = 0; from < buf.length;) {
@@ -89,12 +111,15 @@ async function worker() {
     },
   };
   const syncThenClose = (fd) => new Promise((res, rej) => fsync(fd, (err) => (closeSync(fd), err ? rej(err) : res())));
-  /** A small state file: written to a temporary, synced on the thread pool, renamed into place once synced. */
-  const stateFile = (final, bytes) => {
+  /** A small state file: written to a temporary, synced on the thread pool (unless a syncfs follows), renamed into place once synced. */
+  const stateFile = (final, bytes, sync) => {
     const tmp = `${final}.tmp`;
     const fd = openSync(tmp, 'wx');
     writeSync(fd, Buffer.alloc(bytes, 0x61));
-    return syncThenClose(fd).then(() => renameSync(tmp, final));
+    if (sync) return syncThenClose(fd).then(() => renameSync(tmp, final));
+    closeSync(fd);
+    renameSync(tmp, final);
+    return undefined;
   };
   const landFile = (path, target, sync) => {
     used = 0;
@@ -108,37 +133,50 @@ async function worker() {
     closeSync(fd);
     return undefined;
   };
-  const land = async (sessions, dir, sync, layout) => {
+  const land = async (sessions, dir, sync, layout, pool) => {
     const upTo = LAYOUT.indexOf(layout); // -1: flat
     let n = 0;
     const syncs = [];
+    // With `pool`, every session's directories are made on the thread pool from the start, each awaited only before its first file.
+    const made = new Map();
+    if (pool)
+      for (const s of sessions) {
+        const home = join(dir, s.id);
+        const streams = mkdirAsync(home).then(() => mkdirAsync(join(home, 'streams')));
+        for (const f of s.files)
+          made.set(
+            `${s.id}/${f.stream}`,
+            streams.then(() => mkdirAsync(join(home, 'streams', f.stream))),
+          );
+      }
     for (const s of sessions) {
       if (upTo < 0) {
         for (const f of s.files) syncs.push(landFile(f.path, join(dir, `${workerData.id}-${++n}.sd`), sync));
         continue;
       }
       const home = join(dir, s.id);
-      mkdirSync(home);
+      if (!pool) mkdirSync(home);
       const lock = join(home, '.lock');
       if (upTo >= 1) {
         const fd = openSync(lock, 'wx');
         writeSync(fd, `${process.pid} ideal`);
         closeSync(fd);
       }
-      mkdirSync(join(home, 'streams'));
+      if (!pool) mkdirSync(join(home, 'streams'));
       const mine = [];
       for (const f of s.files) {
         const at = join(home, 'streams', f.stream);
-        mkdirSync(at);
+        if (pool) await made.get(`${s.id}/${f.stream}`);
+        else mkdirSync(at);
         mine.push(landFile(f.path, join(at, `transcript-${++n}.sd`), sync));
       }
       // The session's state files follow its landed files' syncs, and its lock goes after them.
       const after = Promise.all(mine).then(() => {
         const states = [];
-        if (upTo >= 2) states.push(stateFile(join(home, 'sources.cursor'), 600));
+        if (upTo >= 2) states.push(stateFile(join(home, 'sources.cursor'), 600, sync));
         if (upTo >= 3) {
           mkdirSync(join(home, 'index'));
-          states.push(stateFile(join(home, 'index', 'entries.bin'), 2400));
+          states.push(stateFile(join(home, 'index', 'entries.bin'), 2400, sync));
         }
         return Promise.all(states).then(() => upTo >= 1 && unlinkSync(lock));
       });
@@ -151,8 +189,8 @@ async function worker() {
       closeSync(d);
     }
   };
-  parentPort.on('message', ({ sessions, dir, sync, layout }) => {
-    void land(sessions, dir, sync, layout).then(
+  parentPort.on('message', ({ sessions, dir, sync, layout, pool }) => {
+    void land(sessions, dir, sync, layout, pool).then(
       () => parentPort.postMessage('done'),
       (err) => parentPort.postMessage(`failed: ${err.message}`),
     );
@@ -172,6 +210,18 @@ function sessionsOf(projects, files) {
     s.bytes += f.size;
   }
   return [...byId.values()].sort((a, b) => b.bytes - a.bytes);
+}
+
+/** `items` in an order drawn from `seed` (a small linear congruential generator): each round its own order, the same every run. */
+function shuffled(items, seed) {
+  const out = [...items];
+  let x = seed * 2654435761;
+  for (let i = out.length - 1; i > 0; i--) {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    const j = x % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 async function main() {
@@ -211,12 +261,12 @@ async function main() {
     const dir = join(work, `r${++runs}`);
     mkdirSync(dir);
     if (variant === 'collect') return collect(dir);
-    const layout = LAYOUT.includes(variant) ? variant : undefined;
-    const sync = variant !== 'ideal_syncfs' && variant !== 'ideal_nosync';
+    const { layout, sync: durable, pool } = SPEC[variant];
+    const sync = durable === 'fsync';
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    await Promise.all(workers.map((w, i) => ask(w, { sessions: halves[i].sessions, dir, sync, layout })));
-    if (variant === 'ideal_syncfs') execFileSync('sync', ['-f', dir]);
+    await Promise.all(workers.map((w, i) => ask(w, { sessions: halves[i].sessions, dir, sync, layout, pool })));
+    if (durable === 'syncfs') execFileSync('sync', ['-f', dir]);
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
     return { wall_s: +wall.toFixed(3), cpu_s: +((c.user + c.system) / 1e6).toFixed(2), sys_s: +(c.system / 1e6).toFixed(2) };
@@ -283,13 +333,14 @@ async function main() {
     await run('ideal_nosync'); // warm both workers' code once, untimed
     for (let r = 0; r < rounds; r++) {
       const load = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
-      const floor_s = floor();
-      const round = { load, floor_s };
-      const order = VARIANTS.map((_, i) => VARIANTS[(i + r) % VARIANTS.length]);
-      for (const v of order) {
-        const m = await run(v);
-        round[v] = { ...m, of_floor: +(floor_s / m.wall_s).toFixed(2) };
-      }
+      const before = floor();
+      const order = shuffled(VARIANTS, r + 1);
+      const measured = {};
+      for (const v of order) measured[v] = await run(v);
+      const after = floor();
+      const floor_s = +((before + after) / 2).toFixed(3);
+      const round = { load, floor_s, floors_s: [before, after], order };
+      for (const v of VARIANTS) round[v] = { ...measured[v], of_floor: +(floor_s / measured[v].wall_s).toFixed(2) };
       result.rounds.push(round);
     }
   } finally {
