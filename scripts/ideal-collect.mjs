@@ -2,7 +2,7 @@
 /**
  * The fastest a first collect could be on this machine with the Session Data format and the storage
  * root's layout (issue 19): lower bounds, not a collector. Usage:
- *   node scripts/ideal-collect.mjs <projects dir> [rounds]
+ *   node scripts/ideal-collect.mjs <projects dir> [rounds]      (after `npm run build`: it runs the built code)
  * Each round measures, wall time, one after the other, in an order shuffled anew each round (the
  * same every run):
  *   floor   one thread reads every `.jsonl` line, JSON.parse and SHA-256 (bench:history's floor, less
@@ -49,7 +49,6 @@ import {
   rmSync,
   statSync,
   unlinkSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -274,23 +273,9 @@ async function main() {
   /** The real `collect --once` into `dir` as its storage root, its CPU from `/usr/bin/time` when there is one. */
   const collect = async (dir) => {
     const config = join(work, `collect-${runs}.yaml`);
-    const yaml = [
-      'storage:',
-      `  root: ${JSON.stringify(dir)}`,
-      'receivers:',
-      '  claude_code_local:',
-      `    source_root: ${JSON.stringify(projects)}`,
-      '    exclude: []',
-      'processors:',
-      '  assembler:',
-      'service:',
-      '  pipelines:',
-      '    sessions:',
-      '      receivers: [claude_code_local]',
-      '      processors: [assembler]',
-      '',
-    ];
-    writeFileSync(config, yaml.join('\n'));
+    // The configuration bench:history collects with (the service's parts it names are not started by `collect --once`).
+    const { historyConfig } = await import(join(repo, 'dist', 'test', 'bench', 'history-service.js'));
+    historyConfig(config, dir, projects);
     const args = [join(repo, 'bin', 'aszcol.js'), 'collect', '--once', '--json', '--config', config];
     const timed = statSync('/usr/bin/time', { throwIfNoEntry: false }) !== undefined;
     const t0 = performance.now();
