@@ -1,7 +1,7 @@
 import { openSync, writeSync, closeSync, readFileSync, renameSync, unlinkSync, linkSync, mkdirSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { LockBusyError } from '../util/errors.js';
 import { processAlive } from '../util/process-alive.js';
 import { removeDeadTemporaries, tempPath } from './write-once.js';
@@ -15,10 +15,13 @@ import { removeDeadTemporaries, tempPath } from './write-once.js';
  */
 /** The longest pause between two tries of a waiting acquire. */
 const POLL_MS = 20;
+/** This machine's name, asked once (a system call each time): a lock's holder names it. */
+const HOST = hostname();
 
 export class FileLock {
   private held = false;
-  private readonly token = `${process.pid} ${hostname()} ${randomBytes(6).toString('hex')}`;
+  // randomUUID draws from a buffered pool; randomBytes asked the kernel each time, and a first pass takes a lock per session.
+  private readonly token = `${process.pid} ${HOST} ${randomUUID().replace('-', '').slice(0, 12)}`;
 
   constructor(readonly path: string) {}
 
@@ -148,7 +151,7 @@ function isStale(holder: string): boolean {
   const [pidText, host] = holder.split(' ');
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return holder.length > 0 ? false : true;
-  if (host !== hostname()) return false; // cannot judge a process on another host
+  if (host !== HOST) return false; // cannot judge a process on another host
   return !processAlive(pid);
 }
 
