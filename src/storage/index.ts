@@ -112,6 +112,23 @@ export function discardIndex(root: string, session: string): void {
 }
 
 /**
+ * The session's index when it already covers every landed file, as a collect that has just landed
+ * them leaves it; undefined when there is none, it is damaged or a landed file lies beyond it. Read
+ * without the session's lock: nothing is written, and the file is only ever replaced whole.
+ */
+export function indexIfCurrent(root: string, session: string): SessionIndex | undefined {
+  const ix = loadIndex(root, session);
+  if (!ix || ix.session !== session) return undefined;
+  let indexed: Set<number> | undefined;
+  for (const f of listLanded(root, session)) {
+    if (f.seq <= ix.indexedSeq) continue;
+    indexed ??= new Set(ix.files.map((x) => x.seq));
+    if (!indexed.has(f.seq)) return undefined;
+  }
+  return ix;
+}
+
+/**
  * Brings a session's index up to the landed files: every file above `indexed_seq` is read and
  * added. Call under the session's lock; with a `batch`, the index is written when it commits. Returns the index, and how many files it added.
  * A landed file that does not read stops indexing at the sequence before it, so parse never

@@ -5,12 +5,14 @@
  * forced by a session directory that already holds something (an empty `metrics/`): with the same
  * clock both roots must hold the same files, byte for byte — landed files, cursors, index,
  * the counter in sources.cursor. A later pass that appends to a session goes down the full path and extends that index.
+ * A parse reads an index that covers every landed file without the session's lock, and only such a one.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { LocalCollector } from '../../src/receivers/claude-code-local/pass.js';
-import { INDEX_SCHEMA, readIndexState, updateIndex } from '../../src/storage/index.js';
+import { INDEX_SCHEMA, indexIfCurrent, readIndexState, updateIndex } from '../../src/storage/index.js';
+import { parseSession } from '../../src/processors/assembler/parse.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 
@@ -98,5 +100,30 @@ describe('a session landed for the first time', () => {
       expect(readdirSync(dir)).toEqual(['entries.bin']);
     }
     expect(readIndexState(root, s)).toEqual({ schema: INDEX_SCHEMA, indexedSeq: 2 });
+  });
+
+  test('a parse reads an index that covers every landed file as it is, and brings one a file lies beyond up to date', () => {
+    const base = tempDir('aszcol-current-index-');
+    const src = join(base, 'projects');
+    const root = join(base, 'data');
+    writeHistory(src);
+    expect(collect(root, src).errors).toEqual([]);
+    const s = sid(3);
+    const indexFile = join(root, s, 'index', 'entries.bin');
+    const afterFirst = readFileSync(indexFile);
+    expect(indexIfCurrent(root, s)?.indexedSeq).toBe(1);
+
+    writeLines(join(src, '-home-me-p1', `${s}.jsonl`), [rec.user(s, 'one more')], { append: true });
+    expect(collect(root, src).landedFiles).toBe(1);
+    const current = readFileSync(indexFile);
+    expect(indexIfCurrent(root, s)?.indexedSeq).toBe(2);
+    // The first pass's index put back: file 2 lies beyond it, so it is not current and a parse must extend it.
+    writeFileSync(indexFile, afterFirst);
+    expect(indexIfCurrent(root, s)).toBeUndefined();
+    const parsed = parseSession({ root, session: s, maxRoundBytes: 1 << 30 });
+    expect(parsed.status).toBe('written');
+    expect(parsed.throughSeq).toBe(2);
+    expect(readFileSync(indexFile).equals(current)).toBe(true);
+    expect(indexIfCurrent(root, s)?.indexedSeq).toBe(2);
   });
 });

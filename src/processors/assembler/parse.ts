@@ -9,7 +9,7 @@ import { chainInputDigest, encodeRound } from '../../formats/session-flow/encode
 import { applyRound, type Fold } from '../../formats/session-flow/fold.js';
 import { PARSER, POLICY, SF_SCHEMA, type RoundHeader } from '../../formats/session-flow/types.js';
 import { chainDir, listRounds, loadChain, roundName, roundsDir, saveConversationState } from '../../storage/chain.js';
-import { indexDir, loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
+import { indexDir, indexIfCurrent, loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
 import { FileLock } from '../../storage/lock.js';
 import { sessionLockPath } from '../../storage/layout.js';
 import { removeDeadTemporaries, WriteOnceFile } from '../../storage/write-once.js';
@@ -75,8 +75,14 @@ function toIso(ms: number | undefined): string | undefined {
   return ms === undefined ? undefined : new Date(ms).toISOString();
 }
 
-/** Brings the index up to the landed files under the session's lock; a busy session keeps the index it has. */
+/**
+ * The index as far as the landed files reach: read as it is when it covers them all (a first parse
+ * after a collect: no lock to take, so no lock file made and removed per session), else brought up to
+ * them under the session's lock; a busy session keeps the index it has.
+ */
 function freshIndex(root: string, session: string): SessionIndex | undefined {
+  const current = indexIfCurrent(root, session);
+  if (current) return current;
   const lock = new FileLock(sessionLockPath(root, session));
   if (lock.tryAcquire()) {
     try {
