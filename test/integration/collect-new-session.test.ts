@@ -56,6 +56,16 @@ const clock = () => 1_764_633_600_123_456_789n;
 const collect = (root: string, src: string) =>
   new LocalCollector({ root, sourceRoot: src, filter: { include: [], exclude: [] }, maxDeltaBytes: 1 << 20, clock }).pass();
 
+/** The history written and collected once into a new root. */
+function collectedHistory(prefix: string): { src: string; root: string } {
+  const base = tempDir(prefix);
+  const src = join(base, 'projects');
+  const root = join(base, 'data');
+  writeHistory(src);
+  expect(collect(root, src).errors).toEqual([]);
+  return { src, root };
+}
+
 describe('a session landed for the first time', () => {
   test('lands the same bytes as the full path: files, cursors (the counter in their head) and index', () => {
     const base = tempDir('aszcol-new-session-');
@@ -81,11 +91,7 @@ describe('a session landed for the first time', () => {
   });
 
   test('its index is the one its landed files give, and a later pass extends it', () => {
-    const base = tempDir('aszcol-new-session-index-');
-    const src = join(base, 'projects');
-    const root = join(base, 'data');
-    writeHistory(src);
-    expect(collect(root, src).errors).toEqual([]);
+    const { src, root } = collectedHistory('aszcol-new-session-index-');
     const s = sid(1);
     writeLines(join(src, '-home-me-p1', `${s}.jsonl`), [rec.user(s, 'one more')], { append: true });
     const again = collect(root, src);
@@ -103,11 +109,7 @@ describe('a session landed for the first time', () => {
   });
 
   test('a parse reads an index that covers every landed file as it is, and brings one a file lies beyond up to date', () => {
-    const base = tempDir('aszcol-current-index-');
-    const src = join(base, 'projects');
-    const root = join(base, 'data');
-    writeHistory(src);
-    expect(collect(root, src).errors).toEqual([]);
+    const { src, root } = collectedHistory('aszcol-current-index-');
     const s = sid(3);
     const indexFile = join(root, s, 'index', 'entries.bin');
     const afterFirst = readFileSync(indexFile);

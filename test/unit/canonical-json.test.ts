@@ -68,16 +68,8 @@ describe('canonical JSON', () => {
   });
 
   test('a round’s bytes and digest are those the first encoder gave (pinned from it)', () => {
-    const header = {
-      t: 'header',
-      schema: 'sf/1',
-      conversation: 'c',
-      session: 'c',
-      round: 1,
-      from_seq: 1,
-      through_seq: 2,
-      input_digest: 'd',
-    } as unknown as RoundHeader;
+    // prettier-ignore
+    const header = { t: 'header', schema: 'sf/1', conversation: 'c', session: 'c', round: 1, from_seq: 1, through_seq: 2, input_digest: 'd' } as unknown as RoundHeader;
     const frames = [
       {
         t: 'node',
