@@ -109,28 +109,22 @@ async function worker() {
       digest.update(out.subarray(start, used));
     },
   };
-  const syncThenClose = (fd) => new Promise((res, rej) => fsync(fd, (err) => (closeSync(fd), err ? rej(err) : res())));
-  /** A small state file: written to a temporary, synced on the thread pool (unless a syncfs follows), renamed into place once synced. */
-  const stateFile = (final, bytes, sync) => {
-    const tmp = `${final}.tmp`;
-    const fd = openSync(tmp, 'wx');
-    writeSync(fd, Buffer.alloc(bytes, 0x61));
-    if (sync) return syncThenClose(fd).then(() => renameSync(tmp, final));
-    closeSync(fd);
-    renameSync(tmp, final);
-    return undefined;
+  /** `bytes` written to a new file at `path`; with `sync`, its fsync on the thread pool (the promise settles once it is durable). */
+  const writeNew = async (path, bytes, length, sync) => {
+    const fd = openSync(path, 'wx');
+    writeSync(fd, bytes, 0, length);
+    if (!sync) return closeSync(fd);
+    await new Promise((res, rej) => fsync(fd, (err) => (closeSync(fd), err ? rej(err) : res())));
   };
+  /** A small state file: written to a temporary, synced (unless a syncfs follows), renamed into place once synced. */
+  const stateFile = (final, bytes, sync) => writeNew(`${final}.tmp`, Buffer.alloc(bytes, 0x61), bytes, sync).then(() => renameSync(`${final}.tmp`, final));
   const landFile = (path, target, sync) => {
     used = 0;
     const w = new SessionDataWriter(sink, { kind: 'transcript', adapter: 'ideal', dialect: 'ideal', src: path, session: 's', seq: 1, at: 'now' });
     eachLine(readFileSync(path), (line, off) => w.add(Object.assign(convertTranscriptLine(line), { ord: 1, off, sha: shortSha(line), bytes: line.length })));
     if (out.length - used < 4096) out = Buffer.concat([out.subarray(0, used), Buffer.alloc(4096)]);
     w.close();
-    const fd = openSync(target, 'wx');
-    writeSync(fd, out, 0, used);
-    if (sync) return syncThenClose(fd);
-    closeSync(fd);
-    return undefined;
+    return writeNew(target, out, used, sync);
   };
   const land = async (sessions, dir, sync, layout, pool) => {
     const upTo = LAYOUT.indexOf(layout); // -1: flat

@@ -10,7 +10,7 @@ import { readSessionData } from '../formats/session-data/decode.js';
 import { isChangeRecord } from '../formats/session-data/changes.js';
 import type { FileKind, PartKind, SdRecord } from '../formats/session-data/types.js';
 import { errorFigures, FigureList, telemetryFigures } from './index-figures.js';
-import { listLanded } from './landed-files.js';
+import { listLanded, type LandedFileRef } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 import { indexDir, indexFilePath, removeLegacyIndexState } from './index-file.js';
@@ -118,14 +118,13 @@ export function discardIndex(root: string, session: string): void {
  */
 export function indexIfCurrent(root: string, session: string): SessionIndex | undefined {
   const ix = loadIndex(root, session);
-  if (!ix || ix.session !== session) return undefined;
-  let indexed: Set<number> | undefined;
-  for (const f of listLanded(root, session)) {
-    if (f.seq <= ix.indexedSeq) continue;
-    indexed ??= new Set(ix.files.map((x) => x.seq));
-    if (!indexed.has(f.seq)) return undefined;
-  }
-  return ix;
+  return ix && ix.session === session && landedBeyond(root, session, ix).length === 0 ? ix : undefined;
+}
+
+/** The session's landed files `ix` does not hold: above its reach and not among its files, in sequence order. */
+function landedBeyond(root: string, session: string, ix: SessionIndex): LandedFileRef[] {
+  const held = new Set(ix.files.map((f) => f.seq));
+  return listLanded(root, session).filter((f) => f.seq > ix.indexedSeq && !held.has(f.seq));
 }
 
 /**
@@ -139,9 +138,8 @@ export function updateIndex(root: string, session: string, batch?: SyncBatch): {
   if (!ix || ix.session !== session) ix = { session, indexedSeq: 0, files: [], entries: [] };
   const problems: string[] = [];
   let added = 0;
-  const seen = new Set(ix.files.map((f) => f.seq));
-  for (const f of listLanded(root, session)) {
-    if (f.seq <= ix.indexedSeq || seen.has(f.seq)) continue;
+  for (const f of landedBeyond(root, session, ix)) {
+    if (f.seq <= ix.indexedSeq) continue; // a second file of a sequence just indexed
     let read;
     let bytes: Buffer;
     try {
@@ -157,7 +155,6 @@ export function updateIndex(root: string, session: string, batch?: SyncBatch): {
     if (h.batch) file.batch = h.batch;
     file.changes = read.records.filter(carriesChanges).length;
     ix.files.push(file);
-    seen.add(f.seq);
     read.records.forEach((r, i) => ix!.entries.push(entryFromRecord(r, f.seq, i + 1, { kind: h.kind, stream: h.stream, batch: h.batch })));
     ix.indexedSeq = f.seq;
     added++;

@@ -12,13 +12,16 @@ import { replaceAtomically } from './write-once.js';
 export const USAGE_CACHE = 'usage.cache.json';
 const VERSION = 1;
 
-/** The chain's head as a cache key: the last round file's name (its digest) and size; none for a chain with no round. */
+/** A head round as a cache key: its file's name (which holds its digest) and size. */
+export const headKey = (roundFile: string, bytes: number) => `${roundFile}:${bytes}`;
+
+/** The chain's head as a cache key (`headKey`); none for a chain with no round. */
 export function chainHeadKey(root: string, conversation: string): string | undefined {
   const rounds = listRounds(root, conversation);
   const last = rounds[rounds.length - 1];
   if (!last) return undefined;
   try {
-    return `${last.name}:${statSync(last.path).size}`;
+    return headKey(last.name, statSync(last.path).size);
   } catch {
     return undefined;
   }

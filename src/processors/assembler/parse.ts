@@ -11,6 +11,7 @@ import { PARSER, POLICY, SF_SCHEMA, type RoundHeader } from '../../formats/sessi
 import { chainDir, listRounds, loadChain, roundName, roundsDir, saveConversationState } from '../../storage/chain.js';
 import { indexDir, indexIfCurrent, loadIndex, updateIndex, type SessionIndex } from '../../storage/index.js';
 import { FileLock } from '../../storage/lock.js';
+import { headKey } from '../../storage/usage-cache.js';
 import { sessionLockPath } from '../../storage/layout.js';
 import { removeDeadTemporaries, WriteOnceFile } from '../../storage/write-once.js';
 import type { SyncBatch } from '../../storage/sync-batch.js';
@@ -37,7 +38,7 @@ export interface DeferredRounds {
   batch: SyncBatch;
   after: (() => void)[];
   release: (() => void)[];
-  /** Told of each chain written, folded through its new head as the file `head` (`<round file>:<bytes>`) will hold it. */
+  /** Told of each chain written, folded through its new head, and that head's cache key (`headKey`) once its round is on disk. */
   written?: (session: string, fold: Fold, head: string) => void;
 }
 
@@ -218,7 +219,7 @@ export function parseSession(o: ParseOptions): ParseResult {
     }
     result.status = result.rounds.length ? 'written' : 'unchanged';
     const last = result.rounds[result.rounds.length - 1];
-    if (last && fold.headDigest) deferred?.written?.(session, fold, `${roundName(fold.rounds, fold.headDigest)}:${last.bytes}`);
+    if (last && fold.headDigest) deferred?.written?.(session, fold, headKey(roundName(fold.rounds, fold.headDigest), last.bytes));
     result.throughSeq = through;
     result.head = fold.rounds;
     result.headDigest = fold.headDigest;
