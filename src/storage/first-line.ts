@@ -27,3 +27,13 @@ export function readFirstLine(path: string, max = 1 << 20): string | undefined {
     closeSync(fd);
   }
 }
+
+/** The first line parsed as JSON (a landed file's header); undefined when it cannot be read or parsed. */
+export function readFirstJsonLine(path: string, max = 1 << 20): unknown {
+  try {
+    const line = readFirstLine(path, max);
+    return line === undefined ? undefined : JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}

@@ -20,6 +20,8 @@ export interface FreshlyLanded {
   records: number;
   /** How many records carry a workspace change (see `IndexedFile.changes`). */
   changes?: number;
+  /** A transcript's source path (see `IndexedFile.src`). */
+  src?: string;
   entries: IndexEntry[];
 }
 
@@ -54,6 +56,7 @@ export function appendFresh(ix: SessionIndex, x: FreshlyLanded, rel: string): vo
   if (x.stream) file.stream = x.stream;
   if (x.batch) file.batch = x.batch;
   if (x.changes !== undefined) file.changes = x.changes;
+  if (x.src !== undefined) file.src = x.src;
   ix.files.push(file);
   for (const e of x.entries) ix.entries.push(e);
   ix.indexedSeq = x.seq;

@@ -6,6 +6,8 @@
  * JSON to parse, and a request id shared by several events is stored once.
  */
 
+import type { Usage } from '../formats/session-data/types.js';
+
 export type FigureValue = string | number | boolean;
 
 /**
@@ -85,6 +87,46 @@ export function errorFigures(data: unknown): FigureList | undefined {
     else out.add(k, v, false);
   }
   return out.keys.length ? out : undefined;
+}
+
+/** The key a transcript record's provider usage is kept under, as `in,out,cache_read,cache_write` (an absent count empty). */
+export const USAGE_FIGURE = 'usage';
+/** The key of the model that answered, beside its usage. */
+export const MODEL_FIGURE = 'model';
+
+/**
+ * A transcript record's usage and model: what a usage report counts, kept so it reads no landed
+ * file. One string per usage, not four numbers: a message's fragments repeat one usage, and the
+ * index's string table stores a repeated string once.
+ */
+export function usageFigures(usage: Usage, model: string | undefined): FigureList {
+  const out = new FigureList();
+  const n = (v: number | undefined) => (v === undefined ? '' : String(v));
+  out.add(USAGE_FIGURE, `${n(usage.in)},${n(usage.out)},${n(usage.cache_read)},${n(usage.cache_write)}`, false);
+  if (model) out.add(MODEL_FIGURE, model, false);
+  return out;
+}
+
+/** The usage and model `usageFigures` kept; undefined when the record's figures hold no usage (another kind of record, or an older index). */
+export function readUsageFigures(f: Figures): { usage: Usage; model?: string } | undefined {
+  let text: FigureValue | undefined, model: FigureValue | undefined;
+  for (let i = 0; i < f.count; i++) {
+    const k = f.key(i);
+    if (k === USAGE_FIGURE) text = f.value(i);
+    else if (k === MODEL_FIGURE) model = f.value(i);
+  }
+  if (typeof text !== 'string') return undefined;
+  const counts = text.split(',');
+  if (counts.length !== 4) return undefined;
+  const usage: Usage = {};
+  const names = ['in', 'out', 'cache_read', 'cache_write'] as const;
+  for (let i = 0; i < 4; i++) {
+    if (counts[i] === '') continue;
+    const v = Number(counts[i]);
+    if (!Number.isFinite(v)) return undefined;
+    usage[names[i]!] = v;
+  }
+  return typeof model === 'string' ? { usage, model } : { usage };
 }
 
 function scalarsOf(v: unknown): Record<string, FigureValue> {

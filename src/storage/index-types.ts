@@ -50,6 +50,11 @@ export interface IndexedFile {
    * without reading a file that has none. Absent in an index written before it was kept: read.
    */
   changes?: number;
+  /**
+   * A transcript's source path under its source root, as its header names it: the project a usage
+   * report files the session under, read with no landed file opened. Absent in an older index.
+   */
+  src?: string;
 }
 
 export interface SessionIndex {

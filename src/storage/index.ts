@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { readSessionData } from '../formats/session-data/decode.js';
 import { isChangeRecord } from '../formats/session-data/changes.js';
 import type { FileKind, PartKind, SdRecord } from '../formats/session-data/types.js';
-import { errorFigures, FigureList, telemetryFigures } from './index-figures.js';
+import { errorFigures, FigureList, telemetryFigures, usageFigures } from './index-figures.js';
 import { listLanded, type LandedFileRef } from './landed-files.js';
 import { replaceAtomically } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
@@ -51,7 +51,9 @@ export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { k
       ? errorFigures(data())
       : file.kind === 'provider_body'
         ? providerBodyFigures(r)
-        : undefined;
+        : file.kind === 'transcript' && r.usage
+          ? usageFigures(r.usage, r.model)
+          : undefined;
   if (figures) e.figures = figures;
   return e;
 }
@@ -154,6 +156,7 @@ export function updateIndex(root: string, session: string, batch?: SyncBatch): {
     if (h.stream) file.stream = h.stream;
     if (h.batch) file.batch = h.batch;
     file.changes = read.records.filter(carriesChanges).length;
+    if (h.kind === 'transcript' && typeof h.src === 'string') file.src = h.src;
     ix.files.push(file);
     read.records.forEach((r, i) => ix!.entries.push(entryFromRecord(r, f.seq, i + 1, { kind: h.kind, stream: h.stream, batch: h.batch })));
     ix.indexedSeq = f.seq;

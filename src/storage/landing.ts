@@ -81,7 +81,18 @@ export function landLines(
     }
     const { digest, records, fileDigest } = w.close();
     // The index learns the file from what was written, without reading it back.
-    fresh?.push({ seq, path, kind: h.kind, stream: h.stream, batch: h.batch, digest: fileDigest, records, changes, entries });
+    fresh?.push({
+      seq,
+      path,
+      kind: h.kind,
+      stream: h.stream,
+      batch: h.batch,
+      digest: fileDigest,
+      records,
+      changes,
+      entries,
+      src: h.kind === 'transcript' ? h.src : undefined,
+    });
     // In a batch the file is synced and installed with the others, before any cursor moves.
     if (batch) {
       const r = file.release();

@@ -6,8 +6,8 @@
  */
 import type { Fold } from '../../formats/session-flow/fold.js';
 import type { Ref } from '../../formats/session-flow/types.js';
-import type { Header, SdRecord } from '../../formats/session-data/types.js';
 import type { CallTokens } from './pricing.js';
+import type { UsageRows } from './rows.js';
 
 export interface UsageCall {
   conversation: string;
@@ -33,30 +33,9 @@ export interface ChainCalls {
   uncounted: { call: string; reason: string }[];
 }
 
-export interface RowSource {
-  record(seq: number, row: number): SdRecord | undefined;
-  header(seq: number): Header | undefined;
-  readonly landed: { seq: number; prefix: string }[];
-}
-
-/** The project a session ran in, as the runtime filed it: the first directory of its transcript's source path. */
-export function projectOf(rows: RowSource): string | undefined {
-  for (const l of rows.landed) {
-    if (!l.prefix.startsWith('transcript')) continue;
-    const src = rows.header(l.seq)?.src;
-    if (typeof src === 'string' && src.includes('/')) return src.split('/')[0] || undefined;
-  }
-  return undefined;
-}
-
-const ms = (iso: string | undefined) => {
-  const t = iso ? Date.parse(iso) : NaN;
-  return Number.isNaN(t) ? undefined : t;
-};
-
-export function callsOfChain(conversation: string, fold: Fold, rows: RowSource): ChainCalls {
+export function callsOfChain(conversation: string, fold: Fold, rows: UsageRows): ChainCalls {
   const session = fold.session ?? conversation;
-  const project = projectOf(rows);
+  const project = rows.project();
   const agents = new Map<string, string | undefined>();
   for (const e of fold.entities.values()) if (e.t === 'node' && e.kind === 'stream' && e.stream) agents.set(e.stream, e.attrs?.label as string | undefined);
   const out: ChainCalls = { calls: [], uncounted: [] };
@@ -69,7 +48,7 @@ export function callsOfChain(conversation: string, fold: Fold, rows: RowSource):
       out.uncounted.push({ call: callId, reason: 'the call never finished: its usage is a streaming stub' });
       continue;
     }
-    const rec = rows.record(at.seq, at.row);
+    const rec = rows.usageAt(at.seq, at.row);
     if (!rec) {
       out.uncounted.push({ call: callId, reason: `its usage record (file ${at.seq}, row ${at.row}) cannot be read` });
       continue;
@@ -78,7 +57,7 @@ export function callsOfChain(conversation: string, fold: Fold, rows: RowSource):
       out.uncounted.push({ call: callId, reason: `written by the runtime itself (model ${rec.model}): no provider call` });
       continue;
     }
-    const u = rec.usage ?? {};
+    const u = rec.usage;
     const stream = e.stream ?? 'main';
     const call: UsageCall = {
       conversation,
@@ -90,8 +69,7 @@ export function callsOfChain(conversation: string, fold: Fold, rows: RowSource):
     const agent = stream !== 'main' ? agents.get(stream) : undefined;
     if (agent) call.agent = agent;
     if (project) call.project = project;
-    const time = ms(rec.time);
-    if (time !== undefined) call.time = time;
+    if (rec.time !== undefined) call.time = rec.time;
     const model = rec.model ?? (attrs.model as string | undefined);
     if (model) call.model = model;
     if (typeof attrs.cost_usd === 'number' && attrs.cost_usd_from === 'event') call.runtime_cost_usd = attrs.cost_usd;

@@ -6,9 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { listConversations, loadChain } from '../../storage/chain.js';
-import { LandedRows } from '../../storage/landed-rows.js';
+import { loadIndex, type SessionIndex } from '../../storage/index.js';
 import { chainHeadKey, readUsageCache, writeUsageCache } from '../../storage/usage-cache.js';
 import { callsOfChain, type UsageCall } from './calls.js';
+import { indexedUsageRows, landedUsageRows } from './rows.js';
 import type { Fold } from '../../formats/session-flow/fold.js';
 import { BUILT_IN_PRICES, overridePrices, type PriceTable } from './pricing.js';
 
@@ -41,11 +42,16 @@ function chainEntry(root: string, conversation: string, writeCache: boolean): Ch
   return entry;
 }
 
-/** A folded chain's counted calls, their usage read from its landed rows; undefined for a chain with no round. Throws what reading them throws. */
-export function usageOfFold(root: string, conversation: string, fold: Fold): ChainEntry | undefined {
+/**
+ * A folded chain's counted calls, their usage read from the session's index (`index`, else the one
+ * on disk), each row it lacks from the landed file; undefined for a chain with no round. Throws what
+ * reading them throws.
+ */
+export function usageOfFold(root: string, conversation: string, fold: Fold, index?: SessionIndex): ChainEntry | undefined {
   if (!fold.rounds) return undefined;
   const session = fold.session ?? conversation;
-  const rows = new LandedRows(root, session);
+  const indexed = index ?? loadIndex(root, session);
+  const rows = indexed ? indexedUsageRows(root, session, indexed) : landedUsageRows(root, session);
   const chain = callsOfChain(conversation, fold, rows);
   rows.release();
   const t = (iso: string | undefined) => {

@@ -56,9 +56,9 @@ export async function parseGroup(root: string, sessions: string[], maxRoundBytes
 async function usageOfWritten(root: string, deferred: DeferredRounds): Promise<{ keep: () => void }> {
   const { usageOfFold, keepUsage } = await import('../../assemble/usage/load.js');
   const worked: { session: string; head: string; entry: ReturnType<typeof usageOfFold> }[] = [];
-  deferred.written = (session, fold, head) => {
+  deferred.written = (session, fold, head, index) => {
     try {
-      worked.push({ session, head, entry: usageOfFold(root, session, fold) });
+      worked.push({ session, head, entry: usageOfFold(root, session, fold, index) });
     } catch {
       /* see above */
     }

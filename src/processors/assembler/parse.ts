@@ -38,8 +38,8 @@ export interface DeferredRounds {
   batch: SyncBatch;
   after: (() => void)[];
   release: (() => void)[];
-  /** Told of each chain written, folded through its new head, and that head's cache key (`headKey`) once its round is on disk. */
-  written?: (session: string, fold: Fold, head: string) => void;
+  /** Told of each chain written, folded through its new head, that head's cache key (`headKey`) once its round is on disk, and the index it was assembled from. */
+  written?: (session: string, fold: Fold, head: string, index: SessionIndex | undefined) => void;
 }
 
 export interface WrittenRound {
@@ -219,7 +219,7 @@ export function parseSession(o: ParseOptions): ParseResult {
     }
     result.status = result.rounds.length ? 'written' : 'unchanged';
     const last = result.rounds[result.rounds.length - 1];
-    if (last && fold.headDigest) deferred?.written?.(session, fold, headKey(roundName(fold.rounds, fold.headDigest), last.bytes));
+    if (last && fold.headDigest) deferred?.written?.(session, fold, headKey(roundName(fold.rounds, fold.headDigest), last.bytes), index);
     result.throughSeq = through;
     result.head = fold.rounds;
     result.headDigest = fold.headDigest;
