@@ -26,6 +26,13 @@
  *                before the first file that goes in it
  *   dirs_syncfs, index_syncfs  `dirs` and `index` with no fsync at all but one `sync -f` at the end
  *                (a real commit needs a second one before its state files move: these are kinder)
+ *   durable      `index_syncfs` with what crash safety adds, in a crash-safe order: each landed file
+ *                written under a temporary name, one `sync -f`, then every file renamed into its
+ *                name, each cursor carrying the SHA-256 of its source's last MiB (the format's tail
+ *                digest), the state files written and the locks removed, then a second `sync -f`
+ *                (the index file still filler: an index is derived, a collector need not build one)
+ *   durable_in_place  `durable` with each file written under its own name from the start (a torn one
+ *                told by its missing closing line instead), so no renames
  * and, beside them in the same conditions, the real thing:
  *   collect      `aszcol collect --once` (this build) into an empty root: the whole command's wall time
  *                and CPU, process start included, and `pass_s`, the pass's own duration
@@ -75,6 +82,8 @@ const SPEC = {
   dirs_pool: { layout: 'dirs', sync: 'fsync', pool: true },
   dirs_syncfs: { layout: 'dirs', sync: 'syncfs' },
   index_syncfs: { layout: 'index', sync: 'syncfs' },
+  durable: { layout: 'index', sync: 'syncfs', durable: 'rename' },
+  durable_in_place: { layout: 'index', sync: 'syncfs', durable: 'in place' },
   collect: {},
 };
 const VARIANTS = Object.keys(SPEC);
@@ -118,15 +127,37 @@ async function worker() {
   };
   /** A small state file: written to a temporary, synced (unless a syncfs follows), renamed into place once synced. */
   const stateFile = (final, bytes, sync) => writeNew(`${final}.tmp`, Buffer.alloc(bytes, 0x61), bytes, sync).then(() => renameSync(`${final}.tmp`, final));
-  const landFile = (path, target, sync) => {
+  /** With `tails`, the source's tail digest (the SHA-256 of its last MiB, as a cursor keeps) is pushed there. */
+  const landFile = (path, target, sync, tails) => {
     used = 0;
     const w = new SessionDataWriter(sink, { kind: 'transcript', adapter: 'ideal', dialect: 'ideal', src: path, session: 's', seq: 1, at: 'now' });
-    eachLine(readFileSync(path), (line, off) => w.add(Object.assign(convertTranscriptLine(line), { ord: 1, off, sha: shortSha(line), bytes: line.length })));
+    const source = readFileSync(path);
+    eachLine(source, (line, off) => w.add(Object.assign(convertTranscriptLine(line), { ord: 1, off, sha: shortSha(line), bytes: line.length })));
+    if (tails) tails.push(createHash('sha256').update(source.subarray(Math.max(0, source.length - (1 << 20)))).digest('hex'));
     if (out.length - used < 4096) out = Buffer.concat([out.subarray(0, used), Buffer.alloc(4096)]);
     w.close();
     return writeNew(target, out, used, sync);
   };
-  const land = async (sessions, dir, sync, layout, pool) => {
+  /** What `durable` installs once its files are synced: each file's temporary and final name, each session's state files and lock. */
+  let toInstall = [];
+  const install = () => {
+    for (const { files, home, lock, tails } of toInstall) {
+      for (const [tmp, final] of files) renameSync(tmp, final);
+      writeState(join(home, 'sources.cursor'), `${tails.join('\n')}\n`.padEnd(600, ' '));
+      mkdirSync(join(home, 'index'));
+      writeState(join(home, 'index', 'entries.bin'), 'x'.repeat(2400));
+      unlinkSync(lock);
+    }
+    toInstall = [];
+  };
+  /** A state file with no sync of its own (the second syncfs covers it): a temporary, renamed into place. */
+  const writeState = (final, text) => {
+    const fd = openSync(`${final}.tmp`, 'wx');
+    writeSync(fd, text);
+    closeSync(fd);
+    renameSync(`${final}.tmp`, final);
+  };
+  const land = async (sessions, dir, sync, layout, pool, durable) => {
     const upTo = LAYOUT.indexOf(layout); // -1: flat
     let n = 0;
     const syncs = [];
@@ -157,6 +188,21 @@ async function worker() {
       }
       if (!pool) mkdirSync(join(home, 'streams'));
       const mine = [];
+      if (durable) {
+        // Files under temporary names now; their renames, the cursors and the index after the first syncfs (install).
+        const pending = { files: [], home, lock, tails: [] };
+        for (const f of s.files) {
+          const at = join(home, 'streams', f.stream);
+          mkdirSync(at);
+          const final = join(at, `transcript-${++n}.sd`);
+          const tmp = durable === 'in place' ? final : join(at, `.tmp-transcript-${n}.sd-${process.pid}`);
+          if (tmp !== final) pending.files.push([tmp, final]);
+          mine.push(landFile(f.path, tmp, false, pending.tails));
+        }
+        toInstall.push(pending);
+        syncs.push(...mine);
+        continue;
+      }
       for (const f of s.files) {
         const at = join(home, 'streams', f.stream);
         if (pool) await made.get(`${s.id}/${f.stream}`);
@@ -182,8 +228,17 @@ async function worker() {
       closeSync(d);
     }
   };
-  parentPort.on('message', ({ sessions, dir, sync, layout, pool }) => {
-    void land(sessions, dir, sync, layout, pool).then(
+  parentPort.on('message', ({ sessions, dir, sync, layout, pool, durable, phase }) => {
+    if (phase === 'install') {
+      try {
+        install();
+        parentPort.postMessage('done');
+      } catch (err) {
+        parentPort.postMessage(`failed: ${err.message}`);
+      }
+      return;
+    }
+    void land(sessions, dir, sync, layout, pool, durable).then(
       () => parentPort.postMessage('done'),
       (err) => parentPort.postMessage(`failed: ${err.message}`),
     );
@@ -254,12 +309,17 @@ async function main() {
     const dir = join(work, `r${++runs}`);
     mkdirSync(dir);
     if (variant === 'collect') return collect(dir);
-    const { layout, sync: durable, pool } = SPEC[variant];
-    const sync = durable === 'fsync';
+    const { layout, sync: how, pool, durable } = SPEC[variant];
+    const sync = how === 'fsync';
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    await Promise.all(workers.map((w, i) => ask(w, { sessions: halves[i].sessions, dir, sync, layout, pool })));
-    if (durable === 'syncfs') execFileSync('sync', ['-f', dir]);
+    await Promise.all(workers.map((w, i) => ask(w, { sessions: halves[i].sessions, dir, sync, layout, pool, durable })));
+    if (how === 'syncfs') execFileSync('sync', ['-f', dir]);
+    if (durable) {
+      // The landed files are durable: now their names, the cursors and the index, and a second syncfs before anything counts them.
+      await Promise.all(workers.map((w) => ask(w, { phase: 'install' })));
+      execFileSync('sync', ['-f', dir]);
+    }
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
     return { wall_s: +wall.toFixed(3), cpu_s: +((c.user + c.system) / 1e6).toFixed(2), sys_s: +(c.system / 1e6).toFixed(2) };

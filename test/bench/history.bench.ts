@@ -39,7 +39,7 @@ function walk(dir: string): string[] {
  * The fastest a first collect could be here: only the format's per-line work and the files' writes,
  * on as many threads as the collector uses, durable by fsync per file and by one syncfs; then the
  * storage root's per-session files added one kind at a time (directories, lock, cursor, index) and
- * made other ways (directories on the thread pool, one syncfs); and the real `collect --once` in the same conditions. Undefined (with why on stderr) when the script cannot run.
+ * made other ways (directories on the thread pool, one syncfs); with what crash safety adds (durable); and the real `collect --once` in the same conditions. Undefined (with why on stderr) when the script cannot run.
  */
 function idealCollect(projects: string): Record<string, unknown> | undefined {
   const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'ideal-collect.mjs'), projects, '1'], { encoding: 'utf8', maxBuffer: 1 << 20 });
@@ -56,6 +56,10 @@ function idealCollect(projects: string): Record<string, unknown> | undefined {
     layout_of_floor: { dirs: round.dirs!.of_floor, lock: round.lock!.of_floor, cursor: round.cursor!.of_floor, index: round.index!.of_floor },
     // The same files made other ways: directories on the thread pool; one syncfs at the end instead of an fsync per file.
     layout_other_ways_of_floor: { dirs_pool: round.dirs_pool!.of_floor, dirs_syncfs: round.dirs_syncfs!.of_floor, index_syncfs: round.index_syncfs!.of_floor },
+    // Everything crash safety adds to index_syncfs: temporary names renamed after a first syncfs, the cursors' tail digests, a second syncfs.
+    durable_of_floor: round.durable!.of_floor,
+    // The same, each file written under its own name from the start (no renames).
+    durable_in_place_of_floor: round.durable_in_place!.of_floor,
     collect_of_floor: round.collect!.of_floor,
     what: "only the format's per-line work, one file per transcript, two threads, then the root's per-session files one kind at a time and other ways, and the real collect --once beside them; against their own floor measured before and after",
   };
