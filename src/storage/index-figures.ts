@@ -96,15 +96,35 @@ export const MODEL_FIGURE = 'model';
 
 /**
  * A transcript record's usage and model: what a usage report counts, kept so it reads no landed
- * file. One string per usage, not four numbers: a message's fragments repeat one usage, and the
- * index's string table stores a repeated string once.
+ * file. Stored as one string per usage, not four numbers: a message's fragments repeat one usage,
+ * and the index's string table stores a repeated string once. Most transcript records carry one,
+ * and a pass holds every entry until its batch commits, so until the index is written the figures
+ * are the record's own usage object, its text made only when asked.
  */
-export function usageFigures(usage: Usage, model: string | undefined): FigureList {
-  const out = new FigureList();
-  const n = (v: number | undefined) => (v === undefined ? '' : String(v));
-  out.add(USAGE_FIGURE, `${n(usage.in)},${n(usage.out)},${n(usage.cache_read)},${n(usage.cache_write)}`, false);
-  if (model) out.add(MODEL_FIGURE, model, false);
-  return out;
+export function usageFigures(usage: Usage, model: string | undefined): Figures {
+  return new UsageFigures(usage, model && isScalar(model) ? model : undefined);
+}
+
+class UsageFigures implements Figures {
+  constructor(
+    private readonly usage: Usage,
+    private readonly model: string | undefined,
+  ) {}
+  get count(): number {
+    return this.model === undefined ? 1 : 2;
+  }
+  key(i: number): string {
+    return i === 0 ? USAGE_FIGURE : MODEL_FIGURE;
+  }
+  value(i: number): FigureValue {
+    if (i !== 0) return this.model!;
+    const u = this.usage;
+    const n = (v: number | undefined) => (v === undefined ? '' : String(v));
+    return `${n(u.in)},${n(u.out)},${n(u.cache_read)},${n(u.cache_write)}`;
+  }
+  own(): boolean {
+    return false;
+  }
 }
 
 /** The usage and model `usageFigures` kept; undefined when the record's figures hold no usage (another kind of record, or an older index). */
