@@ -107,9 +107,15 @@ export function usageFigures(usage: Usage, model: string | undefined): Figures {
 
 class UsageFigures implements Figures {
   constructor(
-    private readonly usage: Usage,
-    private readonly model: string | undefined,
+    readonly usage: Usage,
+    readonly model: string | undefined,
   ) {}
+  /** Whether `other` states the same usage and model: a message's fragments repeat them, and the index writes them once. */
+  same(other: UsageFigures): boolean {
+    const a = this.usage,
+      b = other.usage;
+    return a.in === b.in && a.out === b.out && a.cache_read === b.cache_read && a.cache_write === b.cache_write && this.model === other.model;
+  }
   get count(): number {
     return this.model === undefined ? 1 : 2;
   }
@@ -176,11 +182,24 @@ export class FigureColumnWriter {
   private readonly keyAt = new Map<string, number>();
   private readonly pairs: number[] = [];
   private readonly numbers: number[] = [];
+  /** The last usage written, and where its pairs start: the next record of the same message points its pairs at the same strings. */
+  private lastUsage?: { f: UsageFigures; start: number };
   constructor(private readonly stringIndex: (s: string) => number) {}
   /** Writes one record's figures; returns where they start, or -1 when it has none. */
   write(f: Figures | undefined): number {
     if (!f) return -1;
     const start = this.pairs.length / PAIR_STRIDE;
+    if (f instanceof UsageFigures) {
+      const last = this.lastUsage;
+      if (last && last.f.same(f)) {
+        // The same text and model again: their pairs copied, no text made or looked up.
+        const from = last.start * PAIR_STRIDE;
+        for (let p = from; this.pairs[p] !== END; p += PAIR_STRIDE) this.pairs.push(this.pairs[p]!, this.pairs[p + 1]!, this.pairs[p + 2]!);
+        this.pairs.push(END, 0, 0);
+        return start;
+      }
+      this.lastUsage = { f, start };
+    }
     for (let i = 0; i < f.count; i++) {
       const key = f.key(i),
         value = f.value(i);

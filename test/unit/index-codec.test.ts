@@ -1,14 +1,14 @@
 /**
  * The index's stored form (storage/index-codec.ts): loading reads its columns in place. Random
- * entries — every field present or absent, ids with and without non-ASCII characters, figures of every type — must come back exactly as they were built, whether
+ * entries — every field present or absent, ids with and without non-ASCII characters, figures of every type, usage repeated record after record — must come back exactly as they were built, whether
  * the columns are viewed in place or copied (a buffer that does not start aligned), and an index
  * whose bytes were cut short must be refused, never read as zeros.
  */
 import { describe, expect, test } from '@jest/globals';
 import { decodeIndex, encodeIndex } from '../../src/storage/index-codec.js';
-import { FigureList, type Figures } from '../../src/storage/index-figures.js';
+import { FigureList, readUsageFigures, usageFigures, type Figures } from '../../src/storage/index-figures.js';
 import { INDEX_STRING_FIELDS, type IndexEntry, type IndexedPart, type SessionIndex } from '../../src/storage/index-types.js';
-import type { FileKind, PartKind, PartState } from '../../src/formats/session-data/types.js';
+import type { FileKind, PartKind, PartState, Usage } from '../../src/formats/session-data/types.js';
 
 /** A small deterministic generator, so a failure names a seed that reproduces it. */
 function random(seed: number): () => number {
@@ -69,12 +69,26 @@ function randomIndex(seed: number, entries: number, alphabet: string): SessionIn
       f.add('success', r() < 0.5, false);
       if (r() < 0.3) f.add('note', `${word()} ${alphabet}`, false);
       e.figures = f;
+    } else if (r() < 0.6) {
+      // Usage as a transcript record carries it: drawn from a few, so runs of one usage (a message's fragments) come back to back.
+      const usages: Usage[] = [
+        { in: 10, out: 5, cache_read: 300, cache_write: 20 },
+        { in: 10, out: 5 },
+        { out: 7, cache_write: 0 },
+      ];
+      e.figures = usageFigures(pick(usages), pick(['claude-opus-5-5', 'claude-sonnet-5', undefined]));
     }
     out.push(e);
   }
   const files = [{ seq: 1, kind: 'transcript' as FileKind, rel: `s/transcript/t${alphabet}.sd`, digest: 'ab'.repeat(32), records: entries, changes: 0 }];
   return { session: 's', indexedSeq: Math.ceil(entries / 10), files, entries: out };
 }
+
+/** An entry's usage and model as text, to find runs of one usage. */
+const usageOf = (e: IndexEntry) => {
+  const u = e.figures ? readUsageFigures(e.figures) : undefined;
+  return u && JSON.stringify(u);
+};
 
 /** Every field an entry answers, as plain data: what assembly can read from it. */
 function plain(e: IndexEntry): Record<string, unknown> {
@@ -121,7 +135,13 @@ describe('the stored index', () => {
       expect(loaded.indexedSeq).toBe(built.indexedSeq);
       expect(loaded.files).toEqual(built.files);
       expect(loaded.entries.map(plain)).toEqual(expected);
+      // The usage a report reads back is the usage each record was built with, repeated runs included.
+      const usage = (e: IndexEntry) => (e.figures ? readUsageFigures(e.figures) : undefined);
+      expect(loaded.entries.map(usage)).toEqual(built.entries.map(usage));
     }
+    expect(
+      built.entries.filter((e, i) => i > 0 && e.figures && usageOf(e) !== undefined && usageOf(e) === usageOf(built.entries[i - 1]!)).length,
+    ).toBeGreaterThan(3);
   });
 
   test('an index cut short anywhere in its columns is refused, not read as zeros', () => {
