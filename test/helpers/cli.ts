@@ -1,6 +1,7 @@
 import { spawn, type SpawnOptions } from 'node:child_process';
 import { constants } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tempDir } from './tmp.js';
 import { join, resolve } from 'node:path';
 
 export const REPO = resolve(process.cwd());
@@ -51,4 +52,13 @@ export function writeConfig(dir: string, root: string, sourceRoot: string, extra
     `storage:\n  root: ${JSON.stringify(root)}\nreceivers:\n  claude_code_local:\n    source_root: ${JSON.stringify(sourceRoot)}\n    exclude: []\n${extra}`,
   );
   return path;
+}
+
+/** A fresh temporary directory with a storage root (`data`), an empty source root (`projects`) and a configuration naming both. */
+export function cliRoot(prefix: string): { base: string; root: string; src: string; config: string } {
+  const base = tempDir(prefix);
+  const root = join(base, 'data');
+  const src = join(base, 'projects');
+  mkdirSync(src, { recursive: true });
+  return { base, root, src, config: writeConfig(base, root, src) };
 }

@@ -8,17 +8,17 @@
  * usage` the threads also count each chain they wrote, and the report is the one it works out alone.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSessionData } from '../../src/formats/session-data/decode.js';
 import { isChangeRecord } from '../../src/formats/session-data/changes.js';
 import { windowChanges } from '../../src/processors/assembler/window-changes.js';
 import { discardIndex, loadIndex, updateIndex } from '../../src/storage/index.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
+import { cliRoot, runCli } from '../helpers/cli.js';
 import { keepUsage, usageOfFold } from '../../src/assemble/usage/load.js';
 import { loadChain } from '../../src/storage/chain.js';
 import { chainHeadKey } from '../../src/storage/usage-cache.js';
-import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { cleanupTemp } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 
 afterAll(cleanupTemp);
@@ -56,10 +56,7 @@ function changesOnDisk(root: string, session: string, rels: string[]): Record<st
 
 describe('a first parse reads only the landed files that hold a workspace change', () => {
   test('the index counts each file’s changes as collected and as rebuilt from the files, and the round header totals them', async () => {
-    const base = tempDir('aszcol-first-reads-');
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    const config = writeConfig(base, root, src);
+    const { root, src, config } = cliRoot('aszcol-first-reads-');
     const s = sid(1);
     writeLines(join(src, '-home-me-project', `${s}.jsonl`), [rec.user(s, 'edit two files'), ...editTurn(s, 1), ...editTurn(s, 2)]);
     writeLines(join(src, '-home-me-project', s, 'subagents', 'agent-a0000000000000001.jsonl'), [
@@ -96,11 +93,7 @@ describe('a first parse reads only the landed files that hold a workspace change
 
 describe('a first parse of many sessions, rounds synced a group at a time', () => {
   test('every round is installed read-only, each chain’s state names its head, and nothing is left locked or half-written', async () => {
-    const base = tempDir('aszcol-first-group-');
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    mkdirSync(src, { recursive: true });
-    const config = writeConfig(base, root, src);
+    const { root, src, config } = cliRoot('aszcol-first-group-');
     const n = 30; // more than two groups over two threads
     for (let i = 0; i < n; i++)
       writeLines(join(src, `-p${i % 4}`, `${sid(100 + i)}.jsonl`), [rec.user(sid(100 + i), `prompt ${i}`), ...editTurn(sid(100 + i), i)]);
@@ -130,10 +123,7 @@ describe('a first parse of many sessions, rounds synced a group at a time', () =
 
 describe('aszcol usage from scratch over many sessions', () => {
   test('the calls the parse threads counted into each chain’s usage cache (from the folds in memory) are those the chains read back give, and so is the report', async () => {
-    const base = tempDir('aszcol-usage-scratch-');
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    const config = writeConfig(base, root, src);
+    const { root, src, config } = cliRoot('aszcol-usage-scratch-');
     const n = 20;
     for (let i = 0; i < n; i++) {
       const s = sid(200 + i);

@@ -4,13 +4,13 @@
  * reading its index or rounds; anything that advanced, or a cache that does not match, is parsed.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { landingNow } from '../../src/storage/landing-epoch.js';
 import { loadSettledStamps } from '../../src/storage/settled-stamps-read.js';
 import { PARSER, POLICY } from '../../src/formats/session-flow/types.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
-import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { cliRoot, runCli } from '../helpers/cli.js';
+import { cleanupTemp } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 
 afterAll(cleanupTemp);
@@ -35,11 +35,7 @@ async function parse(config: string): Promise<Map<string, Row>> {
 
 describe('parse with nothing new', () => {
   test('a settled session is answered without reading its rounds, with the summary a full parse gives; a session that advanced is parsed', async () => {
-    const base = tempDir('aszcol-parse-settled-');
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    mkdirSync(src, { recursive: true });
-    const config = writeConfig(base, root, src);
+    const { root, src, config } = cliRoot('aszcol-parse-settled-');
     for (let i = 0; i < 3; i++) writeLines(join(src, '-p', `${sid(i)}.jsonl`), [rec.user(sid(i), `first ${i}`), rec.user(sid(i), `second ${i}`)]);
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     const first = await parse(config);
@@ -71,11 +67,7 @@ describe('parse with nothing new', () => {
   }, 120_000);
 
   test('an index deleted under a settled chain is rebuilt by the next parse, though no writer landed since the epoch was recorded', async () => {
-    const base = tempDir('aszcol-parse-settled-');
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    mkdirSync(src, { recursive: true });
-    const config = writeConfig(base, root, src);
+    const { root, src, config } = cliRoot('aszcol-parse-settled-');
     writeLines(join(src, '-p', `${sid(9)}.jsonl`), [rec.user(sid(9), 'only')]);
     expect((await runCli(['collect', '--once', '--config', config])).code).toBe(0);
     await parse(config);

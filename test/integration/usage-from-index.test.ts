@@ -7,14 +7,14 @@
  * every call.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, renameSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { callsOfChain } from '../../src/assemble/usage/calls.js';
 import { indexedUsageRows, landedUsageRows } from '../../src/assemble/usage/rows.js';
 import { loadChain } from '../../src/storage/chain.js';
 import { discardIndex, loadIndex, updateIndex, type IndexEntry, type SessionIndex } from '../../src/storage/index.js';
-import { runCli, writeConfig } from '../helpers/cli.js';
-import { cleanupTemp, tempDir } from '../helpers/tmp.js';
+import { cliRoot, runCli } from '../helpers/cli.js';
+import { cleanupTemp } from '../helpers/tmp.js';
 import { rec, writeLines } from '../helpers/transcript.js';
 
 afterAll(cleanupTemp);
@@ -61,11 +61,7 @@ function asOlderIndex(ix: SessionIndex): SessionIndex {
 
 describe('a usage report reads the usage the index kept', () => {
   test('call for call the index (as collected and as rebuilt) gives what the source states and what the landed files give; an older index falls back; without the landed files the index still counts', async () => {
-    const base = tempDir('aszcol-usage-index-');
-    const root = join(base, 'data');
-    const src = join(base, 'projects');
-    mkdirSync(src, { recursive: true });
-    const config = writeConfig(base, root, src);
+    const { root, src, config } = cliRoot('aszcol-usage-index-');
     const sessions = [1, 2, 3].map(sid);
     sessions.forEach((s, i) =>
       writeLines(join(src, `-home-me-p${i}`, `${s}.jsonl`), [
