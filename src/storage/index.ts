@@ -21,6 +21,9 @@ export { INDEX_SCHEMA, indexDir, readIndexState } from './index-file.js';
 export type { IndexEntry, IndexedFile, IndexedPart, SessionIndex } from './index-types.js';
 
 const INDEXED_KINDS: ReadonlySet<PartKind> = new Set(['text', 'reasoning', 'call', 'result']);
+/** Frozen: an entry's lists are never written after it is built. */
+const NO_FLAGS: string[] = Object.freeze([]) as unknown as string[];
+const NO_PARTS: IndexedPart[] = Object.freeze([]) as unknown as IndexedPart[];
 const TELEMETRY_KINDS: ReadonlySet<FileKind> = new Set(['otlp_log', 'otlp_span']);
 
 /** Whether a record carries a workspace change (a `changes/1` data part), for `IndexedFile.changes`. */
@@ -30,7 +33,8 @@ export function carriesChanges(r: SdRecord): boolean {
 
 export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { kind: FileKind; stream?: string; batch?: string }): IndexEntry {
   const t = r.time ? Date.parse(r.time) : NaN;
-  const e: IndexEntry = { seq, row, fileKind: file.kind, flags: r.flags ?? [], parts: [] };
+  // A pass holds every entry until its batch commits: a record with no flags or no indexed part shares one empty list.
+  const e: IndexEntry = { seq, row, fileKind: file.kind, flags: r.flags ?? NO_FLAGS, parts: NO_PARTS };
   if (file.stream) e.stream = file.stream;
   if (file.batch) e.fileBatch = file.batch;
   for (const f of STRING_FIELDS) if (r[f]) (e as unknown as Record<string, unknown>)[f] = r[f];
@@ -42,7 +46,8 @@ export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { k
     if (p.name) ip.name = p.name;
     if (p.of) ip.of = p.of;
     if (p.failed !== undefined) ip.failed = p.failed;
-    e.parts.push(ip);
+    if (e.parts === NO_PARTS) e.parts = [ip];
+    else e.parts.push(ip);
   }
   const data = () => r.parts.find((p) => p.k === 'data')?.data;
   const figures = TELEMETRY_KINDS.has(file.kind)
