@@ -4,8 +4,7 @@
  * breaks and parses only those lines. Digests are not checked here; `aszcol verify` and the view do.
  */
 import { readFileSync } from 'node:fs';
-import { readFirstJsonLine } from './first-line.js';
-import type { Header, SdRecord } from '../formats/session-data/types.js';
+import type { SdRecord } from '../formats/session-data/types.js';
 import { listLanded, type LandedFileRef } from './landed-files.js';
 
 interface OpenFile {
@@ -60,13 +59,6 @@ export class LandedRows {
   record(seq: number, row: number): SdRecord | undefined {
     const r = this.line(seq, row) as SdRecord | undefined;
     return r && typeof r === 'object' && typeof r.ord === 'number' ? r : undefined;
-  }
-
-  /** The file's header; only its first line is read unless the file is already open for its rows. */
-  header(seq: number): Header | undefined {
-    const ref = this.files.get(seq);
-    const h = (this.open.has(seq) || !ref ? this.line(seq, 0) : readFirstJsonLine(ref.path, 64 * 1024)) as Header | undefined;
-    return h && typeof h === 'object' && h.schema === 'sd/1' ? h : undefined;
   }
 
   /** Drops the bytes read so far, so a report over many sessions holds one session's files at a time. */

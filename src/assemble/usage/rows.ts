@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { Usage } from '../../formats/session-data/types.js';
 import { readUsageFigures } from '../../storage/index-figures.js';
 import type { IndexEntry, SessionIndex } from '../../storage/index.js';
-import { readFirstJsonLine } from '../../storage/first-line.js';
 import { LandedRows } from '../../storage/landed-rows.js';
+import { projectOfLanded, projectOfSource, sourceInHeader } from '../../storage/session-project.js';
 
 /** What a report counts of one landed record. */
 export interface UsageRow {
@@ -32,8 +32,6 @@ const ms = (iso: string | undefined) => {
   return Number.isNaN(t) ? undefined : t;
 };
 
-const projectOfSrc = (src: unknown): string | undefined => (typeof src === 'string' && src.includes('/') ? src.split('/')[0] || undefined : undefined);
-
 /** Usage read from the landed files: each file a usage row is in is read once. */
 export function landedUsageRows(root: string, session: string): UsageRows {
   const rows = new LandedRows(root, session);
@@ -47,13 +45,7 @@ export function landedUsageRows(root: string, session: string): UsageRows {
       if (time !== undefined) out.time = time;
       return out;
     },
-    project() {
-      for (const l of rows.landed) {
-        const project = l.prefix.startsWith('transcript') ? projectOfSrc(rows.header(l.seq)?.src) : undefined;
-        if (project) return project;
-      }
-      return undefined;
-    },
+    project: () => projectOfLanded(rows.landed),
     release: () => rows.release(),
   };
 }
@@ -89,7 +81,7 @@ export function indexedUsageRows(root: string, session: string, index: SessionIn
     project() {
       for (const f of index.files) {
         if (f.kind !== 'transcript') continue;
-        const project = projectOfSrc(f.src ?? (readFirstJsonLine(join(root, f.rel), 64 * 1024) as { src?: unknown } | undefined)?.src);
+        const project = projectOfSource(f.src ?? sourceInHeader(join(root, f.rel)));
         if (project) return project;
       }
       return fallback().project();

@@ -3,10 +3,10 @@
  * runtime gave none), the project, the models, the token sums, the tools, and the prompts a
  * search looks through. Worked out from a built document, so the catalog does it once per head.
  */
-import { readFirstLine } from '../../storage/first-line.js';
 import type { ViewInput } from '../../formats/view/build.js';
 import type { ViewDocument, ViewNode } from '../../formats/view/types.js';
 import { listLanded } from '../../storage/landed-files.js';
+import { projectOfLanded } from '../../storage/session-project.js';
 
 /** A title from a prompt: one line, whitespace collapsed, about this many characters. */
 export const TITLE_CHARS = 80;
@@ -58,25 +58,6 @@ function mainPrompts(doc: ViewDocument): string[] {
   return out;
 }
 
-/**
- * The project a session ran in, as the runtime filed it: the first directory of the landed
- * transcript's source path (Claude Code names it after the working directory).
- */
-function projectOf(root: string, session: string): string | undefined {
-  for (const l of listLanded(root, session)) {
-    if (!l.prefix.startsWith('transcript')) continue;
-    try {
-      const header = readFirstLine(l.path);
-      if (!header) continue;
-      const src = (JSON.parse(header) as { src?: unknown }).src;
-      if (typeof src === 'string' && src.includes('/')) return src.split('/')[0] || undefined;
-    } catch {
-      /* a header that cannot be read or parsed names no project; the view's own checks report it */
-    }
-  }
-  return undefined;
-}
-
 function walk(nodes: ViewNode[], visit: (n: ViewNode) => void): void {
   for (const n of nodes) {
     visit(n);
@@ -92,7 +73,7 @@ export function rowFacts(root: string, input: ViewInput, doc: ViewDocument): Row
     facts.prompts = prompts.slice(0, MAX_PROMPTS).map((p) => trimPrompt(p, PROMPT_CHARS));
   }
   const session = doc.sessions[0] ?? input.fold.session;
-  const project = session ? projectOf(root, session) : undefined;
+  const project = session ? projectOfLanded(listLanded(root, session)) : undefined;
   if (project) facts.project = project;
   const models = new Set<string>();
   let tin = 0,
