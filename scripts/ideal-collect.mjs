@@ -126,36 +126,41 @@ async function worker() {
     await new Promise((res, rej) => fsync(fd, (err) => (closeSync(fd), err ? rej(err) : res())));
   };
   /** A small state file: written to a temporary, synced (unless a syncfs follows), renamed into place once synced. */
-  const stateFile = (final, bytes, sync) => writeNew(`${final}.tmp`, Buffer.alloc(bytes, 0x61), bytes, sync).then(() => renameSync(`${final}.tmp`, final));
+  /** `content` a byte count of filler, or the text itself. */
+  const stateFile = (final, content, sync) => {
+    const bytes = typeof content === 'number' ? Buffer.alloc(content, 0x61) : Buffer.from(content);
+    return writeNew(`${final}.tmp`, bytes, bytes.length, sync).then(() => renameSync(`${final}.tmp`, final));
+  };
   /** With `tails`, the source's tail digest (the SHA-256 of its last MiB, as a cursor keeps) is pushed there. */
   const landFile = (path, target, sync, tails) => {
     used = 0;
     const w = new SessionDataWriter(sink, { kind: 'transcript', adapter: 'ideal', dialect: 'ideal', src: path, session: 's', seq: 1, at: 'now' });
     const source = readFileSync(path);
     eachLine(source, (line, off) => w.add(Object.assign(convertTranscriptLine(line), { ord: 1, off, sha: shortSha(line), bytes: line.length })));
-    if (tails) tails.push(createHash('sha256').update(source.subarray(Math.max(0, source.length - (1 << 20)))).digest('hex'));
+    if (tails)
+      tails.push(
+        createHash('sha256')
+          .update(source.subarray(Math.max(0, source.length - (1 << 20))))
+          .digest('hex'),
+      );
     if (out.length - used < 4096) out = Buffer.concat([out.subarray(0, used), Buffer.alloc(4096)]);
     w.close();
     return writeNew(target, out, used, sync);
   };
   /** What `durable` installs once its files are synced: each file's temporary and final name, each session's state files and lock. */
   let toInstall = [];
-  const install = () => {
+  // The state files get no sync of their own: the second syncfs covers them.
+  const install = async () => {
     for (const { files, home, lock, tails } of toInstall) {
       for (const [tmp, final] of files) renameSync(tmp, final);
-      writeState(join(home, 'sources.cursor'), `${tails.join('\n')}\n`.padEnd(600, ' '));
       mkdirSync(join(home, 'index'));
-      writeState(join(home, 'index', 'entries.bin'), 'x'.repeat(2400));
+      await Promise.all([
+        stateFile(join(home, 'sources.cursor'), `${tails.join('\n')}\n`.padEnd(600, ' '), false),
+        stateFile(join(home, 'index', 'entries.bin'), 2400, false),
+      ]);
       unlinkSync(lock);
     }
     toInstall = [];
-  };
-  /** A state file with no sync of its own (the second syncfs covers it): a temporary, renamed into place. */
-  const writeState = (final, text) => {
-    const fd = openSync(`${final}.tmp`, 'wx');
-    writeSync(fd, text);
-    closeSync(fd);
-    renameSync(`${final}.tmp`, final);
   };
   const land = async (sessions, dir, sync, layout, pool, durable) => {
     const upTo = LAYOUT.indexOf(layout); // -1: flat
@@ -230,12 +235,10 @@ async function worker() {
   };
   parentPort.on('message', ({ sessions, dir, sync, layout, pool, durable, phase }) => {
     if (phase === 'install') {
-      try {
-        install();
-        parentPort.postMessage('done');
-      } catch (err) {
-        parentPort.postMessage(`failed: ${err.message}`);
-      }
+      void install().then(
+        () => parentPort.postMessage('done'),
+        (err) => parentPort.postMessage(`failed: ${err.message}`),
+      );
       return;
     }
     void land(sessions, dir, sync, layout, pool, durable).then(
