@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { SdRecord } from '../formats/session-data/types.js';
 import type { AppendCursor, Cursor, CursorSlot } from './cursor.js';
 import type { SyncBatch } from './sync-batch.js';
-import type { FreshlyLanded } from './fresh-index.js';
+import type { FreshIndex } from './fresh-index.js';
 import { landLines, type LandingTarget, type SourceLine } from './landing.js';
 import { ScratchBuffer } from '../util/scratch-buffer.js';
 
@@ -31,7 +31,7 @@ export interface AppendSourceSpec {
   /** Lands into this batch: files and cursor writes are made durable together when its owner commits it (`afterLand` is then the batch's). */
   batch?: SyncBatch;
   /** Collects each landed file's index entries, for `extendIndex`. */
-  fresh?: FreshlyLanded[];
+  fresh?: FreshIndex;
 }
 
 /**

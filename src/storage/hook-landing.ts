@@ -20,7 +20,7 @@ import { readSessionData } from '../formats/session-data/decode.js';
 import type { FileKind, SdRecord } from '../formats/session-data/types.js';
 import { formatCursor, loadCursor, type AppendCursor } from './cursor.js';
 import { openSourceFile } from './append-source.js';
-import type { FreshlyLanded } from './fresh-index.js';
+import type { FreshIndex } from './fresh-index.js';
 import { HOOKS_DIR, spoolDir, spoolName } from './hook-spool.js';
 import { formatKv, parseKv } from './kv-text.js';
 import { landLines, type SourceLine } from './landing.js';
@@ -118,7 +118,7 @@ export interface HookLandingSpec {
   maxDeltaBytes: number;
   nextSeq: () => number;
   batch: SyncBatch;
-  fresh: FreshlyLanded[];
+  fresh: FreshIndex;
   /** The spool file to read past the cursor: the live spool unless a retired one is still being read. */
   path?: string;
 }

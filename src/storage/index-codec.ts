@@ -2,100 +2,18 @@
  * The stored form of a session's index (`index/entries.bin`) and its reader. The file is a JSON head
  * (files, figure keys, string table) and typed columns; index.ts decides when it is read or written.
  */
-import type { FileKind, PartKind, PartState } from '../formats/session-data/types.js';
-import { ColumnFigures, FigureColumnWriter, PAIR_STRIDE, type ColumnCoded, type FigureColumns, type Figures } from './index-figures.js';
+import type { FileKind } from '../formats/session-data/types.js';
+import { ColumnFigures, PAIR_STRIDE, type ColumnCoded, type FigureColumns, type Figures } from './index-figures.js';
+import { IndexBuilder, PART_KINDS as KINDS, PART_STATES as STATES, PART_STRIDE, PARTS_END, ROW_STRIDE } from './index-builder.js';
 import type { StringCoded } from './string-codes.js';
 import { INDEX_MAGIC, INDEX_PREFIX_BYTES, INDEX_SCHEMA } from './index-file.js';
-import { INDEX_STRING_FIELDS as STRING_FIELDS, type IndexEntry, type IndexedFile, type IndexedPart, type SessionIndex } from './index-types.js';
+import { type IndexEntry, type IndexedFile, type IndexedPart, type SessionIndex } from './index-types.js';
 
-const KINDS: readonly PartKind[] = ['text', 'reasoning', 'call', 'result', 'media', 'data', 'unknown'];
-const STATES: readonly PartState[] = ['available', 'truncated', 'redacted', 'omitted', 'unavailable'];
-const ROW_STRIDE = 19;
-const PART_STRIDE = 7;
-
-/**
- * Stored binary: a JSON head (files, figure keys, string table) and typed columns — record times
- * and figure numbers as float64, record fields as string-table indices, parts, figure pairs — so
- * loading is one JSON.parse of the head, a split of the strings and views of the columns, not a
- * parse of every number. An index of 60,000 entries loads in tens of milliseconds.
- */
+/** The stored form of `ix`: its entries written into the columns one by one (index-builder.ts). */
 export function encodeIndex(ix: SessionIndex): Buffer {
-  const strings: string[] = [];
-  const at = new Map<string, number>();
-  const s = (v: string | undefined) => {
-    if (v === undefined) return -1;
-    let i = at.get(v);
-    if (i === undefined) {
-      i = strings.length;
-      strings.push(v);
-      at.set(v, i);
-    }
-    return i;
-  };
-  const rows = new Int32Array(ix.entries.length * ROW_STRIDE);
-  const times = new Float64Array(ix.entries.length);
-  let partCount = 0;
-  for (const e of ix.entries) partCount += e.parts.length + 1;
-  const parts = new Int32Array(partCount * PART_STRIDE);
-  const figureWriter = new FigureColumnWriter(s);
-  let r = 0,
-    p = 0;
-  ix.entries.forEach((e, i) => {
-    rows[r++] = e.seq;
-    rows[r++] = e.row;
-    rows[r++] = s(e.fileKind);
-    rows[r++] = s(e.stream);
-    rows[r++] = s(e.fileBatch);
-    for (const f of STRING_FIELDS) rows[r++] = s(e[f]);
-    rows[r++] = s(e.flags.length ? e.flags.join(' ') : undefined);
-    rows[r++] = figureWriter.write(e.figures);
-    times[i] = e.time ?? NaN;
-    for (const q of e.parts) {
-      parts[p++] = q.block;
-      parts[p++] = KINDS.indexOf(q.k);
-      parts[p++] = STATES.indexOf(q.state);
-      parts[p++] = s(q.id);
-      parts[p++] = s(q.name);
-      parts[p++] = s(q.of);
-      parts[p++] = q.failed === undefined ? -1 : q.failed ? 1 : 0;
-    }
-    parts[p++] = -2;
-    p += PART_STRIDE - 1; // end of this entry's parts
-  });
-  const figures = figureWriter.columns();
-  // The string table is one NUL-separated blob: a split is several times faster than a JSON array.
-  let head = Buffer.from(
-    JSON.stringify({
-      schema: INDEX_SCHEMA,
-      session: ix.session,
-      indexed_seq: ix.indexedSeq,
-      files: ix.files,
-      entries: ix.entries.length,
-      parts: partCount,
-      figure_keys: figureWriter.keys,
-      figure_pairs: figures.pairs.length / PAIR_STRIDE,
-      figure_numbers: figures.numbers.length,
-    }) +
-      '\n' +
-      strings.join('\u0000'),
-    'utf8',
-  );
-  const headLen = head.length;
-  const pad = (8 - ((INDEX_PREFIX_BYTES + headLen) % 8)) % 8; // the typed columns start 8-aligned
-  head = Buffer.concat([head, Buffer.alloc(pad)]);
-  const pre = Buffer.alloc(INDEX_PREFIX_BYTES);
-  pre.writeUInt32LE(INDEX_MAGIC, 0);
-  pre.writeUInt32LE(INDEX_SCHEMA, 4);
-  pre.writeUInt32LE(headLen, 8);
-  return Buffer.concat([
-    pre,
-    head,
-    Buffer.from(times.buffer),
-    Buffer.from(figures.numbers.buffer),
-    Buffer.from(rows.buffer),
-    Buffer.from(parts.buffer),
-    Buffer.from(figures.pairs.buffer),
-  ]);
+  const b = new IndexBuilder();
+  for (const e of ix.entries) b.addEntry(e);
+  return b.encode(ix);
 }
 
 interface Columns {
@@ -210,7 +128,7 @@ class IndexedRecord implements IndexEntry, StringCoded, ColumnCoded {
     if (this.cachedParts) return this.cachedParts;
     const { parts, str, partStart } = this.c;
     const out: IndexedPart[] = [];
-    for (let pi = partStart[this.i]!; parts[pi] !== -2; pi += PART_STRIDE) {
+    for (let pi = partStart[this.i]!; parts[pi] !== PARTS_END; pi += PART_STRIDE) {
       const failed = parts[pi + 6]!;
       const p: IndexedPart = { block: parts[pi]!, k: KINDS[parts[pi + 1]!]!, state: STATES[parts[pi + 2]!]! };
       const id = str[parts[pi + 3]!],
@@ -263,7 +181,7 @@ export function decodeIndex(buf: Buffer): SessionIndex | undefined {
   const partStart = new Int32Array(o.entries + 1);
   for (let i = 0, pi = 0; i < o.entries; i++) {
     partStart[i] = pi;
-    while (parts[pi] !== -2) if ((pi += PART_STRIDE) >= parts.length) throw new RangeError(`entry ${i}'s parts have no end`);
+    while (parts[pi] !== PARTS_END) if ((pi += PART_STRIDE) >= parts.length) throw new RangeError(`entry ${i}'s parts have no end`);
     pi += PART_STRIDE;
     partStart[i + 1] = pi;
   }

@@ -6,7 +6,9 @@
  * JSON to parse, and a request id shared by several events is stored once.
  */
 
-import type { Usage } from '../formats/session-data/types.js';
+import type { FileKind, SdRecord, Usage } from '../formats/session-data/types.js';
+import { manifestOf } from '../formats/session-data/provider-body.js';
+import { Float64Column, Int32Column } from '../util/growable-column.js';
 
 export type FigureValue = string | number | boolean;
 
@@ -155,6 +157,40 @@ export function readUsageFigures(f: Figures): { usage: Usage; model?: string } |
   return typeof model === 'string' ? { usage, model } : { usage };
 }
 
+const TELEMETRY_KINDS: ReadonlySet<FileKind> = new Set(['otlp_log', 'otlp_span']);
+
+/** The figures the index keeps of a landed record (`flags`: its flags), by the kind of file it landed in; undefined when none. */
+export function recordFigures(r: SdRecord, kind: FileKind, flags: readonly string[]): Figures | undefined {
+  const data = () => r.parts.find((p) => p.k === 'data')?.data;
+  if (TELEMETRY_KINDS.has(kind)) return telemetryFigures(data());
+  if (flags.includes('api_error')) return errorFigures(data());
+  if (kind === 'provider_body') return providerBodyFigures(r);
+  return kind === 'transcript' && r.usage ? usageFigures(r.usage, r.model) : undefined;
+}
+
+/** A body's manifest without its segments (the body itself): what assembly joins it to a call by. */
+function providerBodyFigures(r: SdRecord): FigureList | undefined {
+  const m = manifestOf(r);
+  if (!m) return undefined;
+  const out = new FigureList();
+  const fields: [string, string | number | undefined][] = [
+    ['role', m.role],
+    ['src', m.src],
+    ['call', m.call],
+    ['request', m.request],
+    ['bytes', m.bytes],
+    ['why', m.why],
+  ];
+  // Pushed directly: a file name or a reason may be longer than a figure string, and is still one.
+  for (const [k, v] of fields) {
+    if (v === undefined) continue;
+    out.keys.push(k);
+    out.values.push(v);
+    out.owned.push(false);
+  }
+  return out;
+}
+
 function scalarsOf(v: unknown): Record<string, FigureValue> {
   const out: Record<string, FigureValue> = {};
   if (v && typeof v === 'object') for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (isScalar(x)) out[k] = x;
@@ -176,26 +212,33 @@ const STRING = PAIR_STRING,
 export const PAIR_END = -2;
 const END = PAIR_END;
 
+/** Where a `FigureColumnWriter` stood, to go back to (`truncate`). */
+export interface FigureWriterMark {
+  keys: number;
+  pairs: number;
+  numbers: number;
+}
+
 /** Builds the pair and number columns while the index is encoded; strings go to the index's own table. */
 export class FigureColumnWriter {
   readonly keys: string[] = [];
   private readonly keyAt = new Map<string, number>();
-  private readonly pairs: number[] = [];
-  private readonly numbers: number[] = [];
+  private readonly pairs = new Int32Column();
+  private readonly numbers = new Float64Column();
   /** The last usage written, and where its pairs start: the next record of the same message points its pairs at the same strings. */
   private lastUsage?: { f: UsageFigures; start: number };
   constructor(private readonly stringIndex: (s: string) => number) {}
   /** Writes one record's figures; returns where they start, or -1 when it has none. */
   write(f: Figures | undefined): number {
     if (!f) return -1;
-    const start = this.pairs.length / PAIR_STRIDE;
+    const pairs = this.pairs;
+    const start = pairs.length / PAIR_STRIDE;
     if (f instanceof UsageFigures) {
       const last = this.lastUsage;
       if (last && last.f.same(f)) {
         // The same text and model again: their pairs copied, no text made or looked up.
-        const from = last.start * PAIR_STRIDE;
-        for (let p = from; this.pairs[p] !== END; p += PAIR_STRIDE) this.pairs.push(this.pairs[p]!, this.pairs[p + 1]!, this.pairs[p + 2]!);
-        this.pairs.push(END, 0, 0);
+        for (let p = last.start * PAIR_STRIDE; pairs.at(p) !== END; p += PAIR_STRIDE) this.pair(pairs.at(p), pairs.at(p + 1), pairs.at(p + 2));
+        this.pair(END, 0, 0);
         return start;
       }
       this.lastUsage = { f, start };
@@ -206,15 +249,33 @@ export class FigureColumnWriter {
       let k = this.keyAt.get(key);
       if (k === undefined) this.keyAt.set(key, (k = this.keys.push(key) - 1));
       const flag = f.own(i) ? OWN : 0;
-      if (typeof value === 'string') this.pairs.push(k, STRING | flag, this.stringIndex(value));
-      else if (typeof value === 'number') this.pairs.push(k, NUMBER | flag, this.numbers.push(value) - 1);
-      else this.pairs.push(k, BOOLEAN | flag, value ? 1 : 0);
+      if (typeof value === 'string') this.pair(k, STRING | flag, this.stringIndex(value));
+      else if (typeof value === 'number') {
+        this.numbers.push(value);
+        this.pair(k, NUMBER | flag, this.numbers.length - 1);
+      } else this.pair(k, BOOLEAN | flag, value ? 1 : 0);
     }
-    this.pairs.push(END, 0, 0);
+    this.pair(END, 0, 0);
     return start;
   }
+  private pair(key: number, type: number, value: number): void {
+    this.pairs.push(key);
+    this.pairs.push(type);
+    this.pairs.push(value);
+  }
+  mark(): FigureWriterMark {
+    return { keys: this.keys.length, pairs: this.pairs.length, numbers: this.numbers.length };
+  }
+  /** Forgets everything written since `m`: the records it was written for were not kept. */
+  truncate(m: FigureWriterMark): void {
+    for (const key of this.keys.splice(m.keys)) this.keyAt.delete(key);
+    this.pairs.truncate(m.pairs);
+    this.numbers.truncate(m.numbers);
+    if (this.lastUsage && this.lastUsage.start * PAIR_STRIDE >= m.pairs) this.lastUsage = undefined;
+  }
+  /** The columns written so far, as views: valid until the next write. */
   columns(): { pairs: Int32Array; numbers: Float64Array } {
-    return { pairs: Int32Array.from(this.pairs), numbers: Float64Array.from(this.numbers) };
+    return { pairs: this.pairs.view(), numbers: this.numbers.view() };
   }
 }
 

@@ -3,15 +3,15 @@
  * Assembly reads only this. It is disposable: deleted, it is rebuilt from the landed files;
  * a schema change discards it. Its file's head records how far it reaches (`indexed_seq`, index-file.ts).
  */
-import { manifestOf } from '../formats/session-data/provider-body.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { readSessionData } from '../formats/session-data/decode.js';
 import { isChangeRecord } from '../formats/session-data/changes.js';
-import type { FileKind, PartKind, SdRecord } from '../formats/session-data/types.js';
-import { errorFigures, FigureList, telemetryFigures, usageFigures } from './index-figures.js';
+import type { SdRecord } from '../formats/session-data/types.js';
+import { recordFigures } from './index-figures.js';
+import { INDEXED_KINDS, type EntryFile } from './index-builder.js';
 import { listLanded, type LandedFileRef } from './landed-files.js';
-import { replaceAtomically } from './write-once.js';
+import { replaceAtomically, type FileBytes } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 import { indexDir, indexFilePath, removeLegacyIndexState } from './index-file.js';
 import { decodeIndex, encodeIndex } from './index-codec.js';
@@ -20,27 +20,25 @@ import { INDEX_STRING_FIELDS as STRING_FIELDS, type IndexEntry, type IndexedFile
 export { INDEX_SCHEMA, indexDir, readIndexState } from './index-file.js';
 export type { IndexEntry, IndexedFile, IndexedPart, SessionIndex } from './index-types.js';
 
-const INDEXED_KINDS: ReadonlySet<PartKind> = new Set(['text', 'reasoning', 'call', 'result']);
 /** Frozen: an entry's lists are never written after it is built. */
 const NO_FLAGS: string[] = Object.freeze([]) as unknown as string[];
 const NO_PARTS: IndexedPart[] = Object.freeze([]) as unknown as IndexedPart[];
-const TELEMETRY_KINDS: ReadonlySet<FileKind> = new Set(['otlp_log', 'otlp_span']);
 
 /** Whether a record carries a workspace change (a `changes/1` data part), for `IndexedFile.changes`. */
 export function carriesChanges(r: SdRecord): boolean {
   return r.parts.some((p) => p.k === 'data' && isChangeRecord(p.data));
 }
 
-export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { kind: FileKind; stream?: string; batch?: string }): IndexEntry {
+export function entryFromRecord(r: SdRecord, seq: number, row: number, file: EntryFile): IndexEntry {
   const t = r.time ? Date.parse(r.time) : NaN;
-  // A pass holds every entry until its batch commits: a record with no flags or no indexed part shares one empty list.
+  // A record with no flags or no indexed part shares one empty list.
   const e: IndexEntry = { seq, row, fileKind: file.kind, flags: r.flags ?? NO_FLAGS, parts: NO_PARTS };
   if (file.stream) e.stream = file.stream;
   if (file.batch) e.fileBatch = file.batch;
   for (const f of STRING_FIELDS) if (r[f]) (e as unknown as Record<string, unknown>)[f] = r[f];
   if (!Number.isNaN(t)) e.time = t;
   for (const [block, p] of r.parts.entries()) {
-    if (!INDEXED_KINDS.has(p.k)) continue; // data, media and unknown parts name nothing assembly joins on
+    if (!INDEXED_KINDS.has(p.k)) continue;
     const ip: IndexedPart = { block, k: p.k, state: p.state };
     if (p.id) ip.id = p.id;
     if (p.name) ip.name = p.name;
@@ -49,41 +47,9 @@ export function entryFromRecord(r: SdRecord, seq: number, row: number, file: { k
     if (e.parts === NO_PARTS) e.parts = [ip];
     else e.parts.push(ip);
   }
-  const data = () => r.parts.find((p) => p.k === 'data')?.data;
-  const figures = TELEMETRY_KINDS.has(file.kind)
-    ? telemetryFigures(data())
-    : e.flags.includes('api_error')
-      ? errorFigures(data())
-      : file.kind === 'provider_body'
-        ? providerBodyFigures(r)
-        : file.kind === 'transcript' && r.usage
-          ? usageFigures(r.usage, r.model)
-          : undefined;
+  const figures = recordFigures(r, file.kind, e.flags);
   if (figures) e.figures = figures;
   return e;
-}
-
-/** A body's manifest without its segments (the body itself): what assembly joins it to a call by. */
-function providerBodyFigures(r: SdRecord): FigureList | undefined {
-  const m = manifestOf(r);
-  if (!m) return undefined;
-  const out = new FigureList();
-  const fields: [string, string | number | undefined][] = [
-    ['role', m.role],
-    ['src', m.src],
-    ['call', m.call],
-    ['request', m.request],
-    ['bytes', m.bytes],
-    ['why', m.why],
-  ];
-  // Pushed directly: a file name or a reason may be longer than a figure string, and is still one.
-  for (const [k, v] of fields) {
-    if (v === undefined) continue;
-    out.keys.push(k);
-    out.values.push(v);
-    out.owned.push(false);
-  }
-  return out;
 }
 
 export function loadIndex(root: string, session: string): SessionIndex | undefined {
@@ -107,11 +73,16 @@ export function loadIndex(root: string, session: string): SessionIndex | undefin
  * layout's `index.state` to remove.
  */
 export function saveIndex(root: string, ix: SessionIndex, batch?: SyncBatch, fresh = false): void {
-  mkdirSync(indexDir(root, ix.session), { recursive: true });
-  if (!fresh) removeLegacyIndexState(root, ix.session);
-  const path = indexFilePath(root, ix.session);
-  if (batch) batch.stageReplace(path, encodeIndex(ix));
-  else replaceAtomically(path, encodeIndex(ix));
+  writeIndexFile(root, ix.session, encodeIndex(ix), batch, fresh);
+}
+
+/** Writes a session's index already encoded (`saveIndex`'s second half). */
+export function writeIndexFile(root: string, session: string, bytes: FileBytes, batch?: SyncBatch, fresh = false): void {
+  mkdirSync(indexDir(root, session), { recursive: true });
+  if (!fresh) removeLegacyIndexState(root, session);
+  const path = indexFilePath(root, session);
+  if (batch) batch.stageReplace(path, bytes);
+  else replaceAtomically(path, bytes);
 }
 
 export function discardIndex(root: string, session: string): void {

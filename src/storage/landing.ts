@@ -5,8 +5,8 @@ import type { Header, SdRecord } from '../formats/session-data/types.js';
 import { landedName } from './layout.js';
 import { WriteOnceFile } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
-import { carriesChanges, entryFromRecord, type IndexEntry } from './index.js';
-import type { FreshlyLanded } from './fresh-index.js';
+import { carriesChanges } from './index.js';
+import type { FreshIndex } from './fresh-index.js';
 
 /** Everything constant for the files one source lands in one pass. */
 export interface LandingTarget {
@@ -52,19 +52,22 @@ export function landLines(
   lines: Iterable<SourceLine>,
   convert: (line: Buffer) => Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>,
   batch?: SyncBatch,
-  fresh?: FreshlyLanded[],
+  fresh?: FreshIndex,
 ): Landed {
   const path = join(target.dir, landedName(target.prefix, target.stamp, seq));
   const file = new WriteOnceFile(path);
   const h = target.header;
-  const entries: IndexEntry[] = [];
   let changes = 0;
+  const entryFile = { kind: h.kind, stream: h.stream, batch: h.batch };
   const add = (w: SessionDataWriter, r: SdRecord) => {
-    const e = fresh ? entryFromRecord(r, seq, w.records + 1, { kind: h.kind, stream: h.stream, batch: h.batch }) : undefined;
-    if (fresh && carriesChanges(r)) changes++;
-    w.add(r);
-    if (e) entries.push(e);
+    const row = w.records + 1;
+    w.add(r); // first: a record that cannot be written is replaced by one that can, and only that one is indexed
+    if (fresh) {
+      fresh.add(r, row, entryFile);
+      if (carriesChanges(r)) changes++;
+    }
   };
+  fresh?.begin(seq);
   try {
     const w = new SessionDataWriter(file, { ...h, seq, at: target.at });
     for (const { line, off, ord } of lines) {
@@ -81,7 +84,7 @@ export function landLines(
     }
     const { digest, records, fileDigest } = w.close();
     // The index learns the file from what was written, without reading it back.
-    fresh?.push({
+    fresh?.landed({
       seq,
       path,
       kind: h.kind,
@@ -90,7 +93,6 @@ export function landLines(
       digest: fileDigest,
       records,
       changes,
-      entries,
       src: h.kind === 'transcript' ? h.src : undefined,
     });
     // In a batch the file is synced and installed with the others, before any cursor moves.
@@ -100,6 +102,7 @@ export function landLines(
     } else file.commit();
     return { seq, path, records, digest };
   } catch (err) {
+    fresh?.abandoned();
     file.abort();
     throw err;
   }

@@ -7,8 +7,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { appendFresh, type FreshlyLanded } from './fresh-index.js';
-import { saveIndex, type SessionIndex } from './index.js';
+import { indexedFileOf, type FreshIndex } from './fresh-index.js';
+import { writeIndexFile } from './index.js';
 import type { SyncBatch } from './sync-batch.js';
 import { sessionLockPath } from './layout.js';
 
@@ -24,11 +24,11 @@ export function sessionIsNew(root: string, session: string): boolean {
 
 /**
  * The index of a session whose landed files are exactly `fresh` (a new session under the lock held
- * since `sessionIsNew`), staged in `batch`: the same index `extendIndex` builds after listing them.
+ * since `sessionIsNew`), staged in `batch`: the same bytes `extendIndex` writes after listing them,
+ * encoded from the columns the pass filled, with no entry object made.
  */
-export function indexNewSession(root: string, session: string, fresh: FreshlyLanded[], batch?: SyncBatch): SessionIndex {
-  const ix: SessionIndex = { session, indexedSeq: 0, files: [], entries: [] };
-  for (const x of [...fresh].sort((a, b) => a.seq - b.seq)) appendFresh(ix, x, relative(root, x.path).split('\\').join('/'));
-  if (ix.files.length) saveIndex(root, ix, batch, true);
-  return ix;
+export function indexNewSession(root: string, session: string, fresh: FreshIndex, batch?: SyncBatch): void {
+  if (fresh.files.length === 0) return;
+  const files = fresh.files.map((x) => indexedFileOf(x, relative(root, x.path).split('\\').join('/')));
+  writeIndexFile(root, session, fresh.encode(session, files), batch, true);
 }

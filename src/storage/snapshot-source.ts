@@ -6,7 +6,7 @@ import { readSessionData } from '../formats/session-data/decode.js';
 import type { SdRecord } from '../formats/session-data/types.js';
 import type { Cursor, CursorSlot, SnapshotCursor } from './cursor.js';
 import type { SyncBatch } from './sync-batch.js';
-import type { FreshlyLanded } from './fresh-index.js';
+import type { FreshIndex } from './fresh-index.js';
 import { landLines, type LandingTarget } from './landing.js';
 import { listDir, parseLandedName } from './layout.js';
 import { openSourceFile, type SourceOutcome } from './append-source.js';
@@ -23,7 +23,7 @@ export interface SnapshotSourceSpec {
   /** Lands into this batch: files and cursor writes are made durable together when its owner commits it (`afterLand` is then the batch's). */
   batch?: SyncBatch;
   /** Collects each landed file's index entries, for `extendIndex`. */
-  fresh?: FreshlyLanded[];
+  fresh?: FreshIndex;
 }
 
 /**

@@ -6,9 +6,9 @@
  * end leaves temporaries (swept by the next pass) or landed files no cursor counts yet (landed
  * again, and dropped as duplicates by assembly), never a cursor past what is on disk.
  */
-import { chmodSync, closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fsyncAsync, fsyncDir, fsyncDirAsync, tempPath } from './write-once.js';
+import { fsyncAsync, fsyncDir, fsyncDirAsync, tempPath, writeAll, type FileBytes } from './write-once.js';
 import type { FilesystemSync } from './filesystem-sync.js';
 
 interface StagedFile {
@@ -25,7 +25,7 @@ export type CommitStep = 'files-synced' | 'state-half-moved';
 
 export class SyncBatch {
   private files: StagedFile[] = [];
-  private replaces = new Map<string, string | Buffer>();
+  private replaces = new Map<string, FileBytes>();
 
   /**
    * With `whole`, a commit syncs the filesystem twice instead of every file and directory once
@@ -51,7 +51,7 @@ export class SyncBatch {
   }
 
   /** A small state file to replace atomically at commit, after every staged file is durable; the last content staged for a path wins. */
-  stageReplace(final: string, content: string | Buffer): void {
+  stageReplace(final: string, content: FileBytes): void {
     this.replaces.set(final, content);
   }
 
@@ -184,7 +184,7 @@ export class SyncBatch {
     discard(this.take().files);
   }
 
-  private take(): { files: StagedFile[]; replaces: Map<string, string | Buffer> } {
+  private take(): { files: StagedFile[]; replaces: Map<string, FileBytes> } {
     const out = { files: this.files, replaces: this.replaces };
     this.files = [];
     this.replaces = new Map();
@@ -215,15 +215,14 @@ interface TempFile {
   final: string;
 }
 
-function writeTemps(replaces: Map<string, string | Buffer>): TempFile[] {
+function writeTemps(replaces: Map<string, FileBytes>): TempFile[] {
   const temps: TempFile[] = [];
   try {
     for (const [final, content] of replaces) {
       const tmp = tempPath(final);
       const fd = openSync(tmp, 'wx', 0o644);
       temps.push({ fd, tmp, final });
-      const buf = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-      for (let done = 0; done < buf.length;) done += writeSync(fd, buf, done, buf.length - done);
+      writeAll(fd, content);
     }
     return temps;
   } catch (err) {

@@ -113,14 +113,21 @@ export function ensureDirDurable(dir: string): void {
 }
 
 /** Writes all of `bytes` to a new temporary file beside `final` (fsynced unless told not to); returns its path. */
-function writeTemp(final: string, bytes: Buffer | string, mode: number, sync = true): string {
+/** A small file's whole content: text, bytes, or bytes in pieces written one after another (no copy joins them). */
+export type FileBytes = Buffer | string | readonly Buffer[];
+
+/** Writes all of `bytes` to `fd`, from where it stands. */
+export function writeAll(fd: number, bytes: FileBytes): void {
+  const pieces = typeof bytes === 'string' ? [Buffer.from(bytes, 'utf8')] : Buffer.isBuffer(bytes) ? [bytes] : bytes;
+  for (const buf of pieces) for (let done = 0; done < buf.length;) done += writeSync(fd, buf, done, buf.length - done);
+}
+
+function writeTemp(final: string, bytes: FileBytes, mode: number, sync = true): string {
   mkdirSync(dirname(final), { recursive: true });
   const tmp = tempPath(final);
   const fd = openSync(tmp, 'wx', mode);
   try {
-    const buf = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-    let done = 0;
-    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+    writeAll(fd, bytes);
     if (sync) fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -239,6 +246,6 @@ export class WriteOnceFile {
 }
 
 /** Replaces a small state file (cursor, session.state) atomically: readers see the old or the new whole file. */
-export function replaceAtomically(final: string, content: string | Buffer, opts: { sync?: boolean } = {}): void {
+export function replaceAtomically(final: string, content: FileBytes, opts: { sync?: boolean } = {}): void {
   renameSync(writeTemp(final, content, 0o644, opts.sync !== false), final);
 }

@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HOOK_ADAPTER, HOOK_DIALECT, placeHookLine } from '../../adapters/claude-code/hook-records.js';
 import { entryNameProblem } from '../../storage/entry-names.js';
-import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
+import { extendIndex, FreshIndex } from '../../storage/fresh-index.js';
 import { landHookSpool, spoolPath, spoolProgress } from '../../storage/hook-landing.js';
 import { DEFAULT_TRIM_BYTES, hasRetiredSpool, spoolToRead, trimSpool, type TrimOptions, type TrimStep } from '../../storage/hook-spool-trim.js';
 import { UNPLACED_SPOOL, readSpool, spoolDir } from '../../storage/hook-spool.js';
@@ -136,7 +136,7 @@ function landOnce(o: HookLandingOptions, session: string, path: string, report: 
   try {
     const counter = new SequenceCounter(o.root, session);
     const passNs = (o.clock ?? nowNs)();
-    const fresh: FreshlyLanded[] = [];
+    const fresh = new FreshIndex();
     const outcome = landHookSpool({
       root: o.root,
       session,

@@ -18,7 +18,7 @@ import type { FileLock } from '../../storage/lock.js';
 import { SessionLock } from '../../storage/session-lock.js';
 import type { BatchLandingMark } from '../../storage/batch-landing-mark.js';
 import { readIndexState } from '../../storage/index.js';
-import { extendIndex, type FreshlyLanded } from '../../storage/fresh-index.js';
+import { extendIndex, FreshIndex } from '../../storage/fresh-index.js';
 import { indexNewSession, sessionIsNew } from '../../storage/new-session.js';
 import { sweepSessionTemporaries } from '../../storage/session-temporaries.js';
 import { SequenceCounter, loadSessionState } from '../../storage/session-state.js';
@@ -156,7 +156,7 @@ export interface HeldSession {
   listed: Set<string>;
   at: string;
   /** What landed this pass, for the index without reading it back. */
-  fresh: FreshlyLanded[];
+  fresh: FreshIndex;
   /** The session's directory held only the lock when it was taken: nothing to sweep, prune or read back. */
   isNew: boolean;
   /** The session's source cursors as this pass left them. */
@@ -196,7 +196,7 @@ export function beginSession(
     const now = () => rfc3339((o.clock ?? nowNs)());
     const claimed = new Map<string, string>();
     const listed = new Set<string>();
-    const fresh: FreshlyLanded[] = [];
+    const fresh = new FreshIndex();
     // Main transcript first, then children, runs: the order files land in within a pass.
     const order = (x: SourceFile) => (x.area === 'streams' && x.stream === 'main' ? 0 : x.area === 'streams' ? 1 : 2);
     const sources = [...s.sources].sort((a, b) => order(a) - order(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
