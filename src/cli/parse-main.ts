@@ -6,12 +6,14 @@
  */
 import { stdio, type Io } from './io.js';
 import { quickParse, wholeRootParseArgs } from './parse-quick.js';
+import { tierForOneShotParse } from './one-shot-tiering.js';
 
 export async function parseMain(argv: string[], io: Io = stdio, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const whole = wholeRootParseArgs(argv);
   if (whole) {
     const quick = quickParse(whole, io, env);
     if (quick && 'code' in quick) return quick.code;
+    tierForOneShotParse();
     if (quick) {
       const { storageRoot, source, maxRoundBytes } = quick.answer;
       return (await import('./parse-root.js')).parseRoot({ storageRoot, source, maxRoundBytes, json: whole.json }, io);

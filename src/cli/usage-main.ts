@@ -5,5 +5,10 @@
 import { stdio, type Io } from './context.js';
 import { registerUsageCommand } from './usage.js';
 import { runSingleCommand } from './program.js';
+import { tierForOneShotParse } from './one-shot-tiering.js';
 
-export const usageMain = (argv: string[], io: Io = stdio): Promise<number> => runSingleCommand(registerUsageCommand, argv, io);
+/** A report from scratch collects and parses the whole root in this process first. */
+export function usageMain(argv: string[], io: Io = stdio): Promise<number> {
+  tierForOneShotParse();
+  return runSingleCommand(registerUsageCommand, argv, io);
+}
