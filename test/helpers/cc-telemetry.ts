@@ -29,6 +29,34 @@ export function ccEventRecord(session: string, name: string, timeMs: number, att
   };
 }
 
+/**
+ * The runtime's `claude_code.llm_request` span of `session` from `startMs` to `endMs`, with `attributes`
+ * beside its session id and one `gen_ai.request.attempt` mark per attempt (number, ms after `startMs`).
+ */
+export function llmRequestSpan(session: string, startMs: number, endMs: number, attributes: PlainObject, attempts: [number, number][]): PlainSpan {
+  return {
+    traceId: 'ab'.repeat(16),
+    spanId: 'b1',
+    parentSpanId: '',
+    traceState: '',
+    flags: 0,
+    name: 'claude_code.llm_request',
+    kind: 1,
+    startNs: BigInt(startMs) * 1_000_000n,
+    endNs: BigInt(endMs) * 1_000_000n,
+    attributes: { 'session.id': session, ...attributes },
+    droppedAttributes: 0,
+    events: attempts.map(([attempt, ms]) => ({
+      name: 'gen_ai.request.attempt',
+      timeNs: BigInt(startMs + ms) * 1_000_000n,
+      attributes: { attempt },
+      droppedAttributes: 0,
+    })),
+    links: [],
+    status: undefined,
+  } as unknown as PlainSpan;
+}
+
 /** A transcript's lines as the index holds them, landed as file `seq` of the main stream. */
 export function transcriptEntries(seq: number, t: TranscriptBuilder): IndexEntry[] {
   return t.lines.map((l, i) =>

@@ -14,7 +14,6 @@ import { convertTranscriptLine } from '../../src/adapters/claude-code/dialect.js
 import { otlpLogRecordToSd, otlpSpanToSd } from '../../src/adapters/claude-code/otlp-dialect.js';
 import { bodyParts } from '../../src/formats/session-data/provider-body.js';
 import type { SdRecord } from '../../src/formats/session-data/types.js';
-import type { PlainSpan } from '../../src/otlp/plain-types.js';
 import { encodeIndex } from '../../src/storage/index-codec.js';
 import { IndexBuilder, type EntryFile } from '../../src/storage/index-builder.js';
 import { entryFromRecord, updateIndex } from '../../src/storage/index.js';
@@ -23,7 +22,7 @@ import { indexNewSession } from '../../src/storage/new-session.js';
 import { landLines } from '../../src/storage/landing.js';
 import { otlpDir } from '../../src/storage/layout.js';
 import { TranscriptBuilder } from '../helpers/cc.js';
-import { ccEventRecord } from '../helpers/cc-telemetry.js';
+import { ccEventRecord, llmRequestSpan } from '../helpers/cc-telemetry.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTemp);
@@ -62,23 +61,7 @@ function events(): Converted[] {
 }
 
 function spans(): Converted[] {
-  const span = {
-    traceId: 'ab'.repeat(16),
-    spanId: 'b1',
-    parentSpanId: '',
-    traceState: '',
-    flags: 0,
-    name: 'claude_code.llm_request',
-    kind: 1,
-    startNs: BigInt(T0 + 100) * 1_000_000n,
-    endNs: BigInt(T0 + 3000) * 1_000_000n,
-    attributes: { 'session.id': S, request_id: 'req_1', success: true, attempt: 2 },
-    droppedAttributes: 0,
-    events: [{ name: 'gen_ai.request.attempt', timeNs: BigInt(T0 + 110) * 1_000_000n, attributes: { attempt: 1 }, droppedAttributes: 0 }],
-    links: [],
-    status: undefined,
-  } as unknown as PlainSpan;
-  return [otlpSpanToSd(span).record];
+  return [otlpSpanToSd(llmRequestSpan(S, T0 + 100, T0 + 3000, { request_id: 'req_1', success: true, attempt: 2 }, [[1, 10]])).record];
 }
 
 function bodies(): Converted[] {

@@ -18,7 +18,7 @@ import type { PlainLogRecord, PlainObject, PlainSpan } from '../../src/otlp/plai
 import type { SdRecord } from '../../src/formats/session-data/types.js';
 import { TranscriptBuilder, mainPath } from '../helpers/cc.js';
 import { cleanupTemp, tempDir } from '../helpers/tmp.js';
-import { ccEventRecord } from '../helpers/cc-telemetry.js';
+import { ccEventRecord, llmRequestSpan } from '../helpers/cc-telemetry.js';
 
 afterAll(cleanupTemp);
 
@@ -28,30 +28,12 @@ const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const event = (name: string, timeMs: number, attributes: PlainObject): PlainLogRecord => ccEventRecord(S, name, timeMs, attributes);
 
 /** The answered request's span, with the runtime's mark for each of its three attempts. */
-function llmSpan(): PlainSpan {
-  const mark = (attempt: number, ms: number) => ({
-    name: 'gen_ai.request.attempt',
-    timeNs: BigInt(T0 + ms) * 1_000_000n,
-    attributes: { attempt },
-    droppedAttributes: 0,
-  });
-  return {
-    traceId: 'ab'.repeat(16),
-    spanId: 'b1',
-    parentSpanId: '',
-    traceState: '',
-    flags: 0,
-    name: 'claude_code.llm_request',
-    kind: 1,
-    startNs: BigInt(T0 + 100) * 1_000_000n,
-    endNs: BigInt(T0 + 3000) * 1_000_000n,
-    attributes: { 'session.id': S, request_id: 'req_3', success: true, attempt: 3, ttft_ms: 120, duration_ms: 2900 },
-    droppedAttributes: 0,
-    events: [mark(1, 110), mark(2, 900), mark(3, 2200)],
-    links: [],
-    status: undefined,
-  } as unknown as PlainSpan;
-}
+const llmSpan = (): PlainSpan =>
+  llmRequestSpan(S, T0 + 100, T0 + 3000, { request_id: 'req_3', success: true, attempt: 3, ttft_ms: 120, duration_ms: 2900 }, [
+    [1, 10],
+    [2, 800],
+    [3, 2100],
+  ]);
 
 function land(root: string, seq: number, prefix: 'otlp_log' | 'otlp_span', records: Omit<SdRecord, 'ord' | 'off' | 'sha' | 'bytes'>[]): void {
   const target = {
