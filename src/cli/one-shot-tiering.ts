@@ -2,8 +2,8 @@
  * How soon V8 optimizes a function, for a command that parses a whole root once and exits. A first
  * parse runs the assembler's many stages over hundreds of small sessions on two threads, and V8's
  * default budget has each thread optimize them all: on a 1,104-session history, optimizing took
- * about 40 % of the parse's CPU and the parse 3.1-3.7 s. A budget about fifteen times the default
- * leaves the code that runs for a while optimized and the rest not: 2.1-2.2 s, and one 100 MB
+ * about 40 % of the parse's CPU and the parse 2.7-3.2 s. A budget about fifteen times the default
+ * leaves the code that runs for a while optimized and the rest not: 1.7-1.8 s, and one 100 MB
  * session no slower. Set before the parse threads start (they read it as they begin); a long-running
  * service keeps V8's default.
  */

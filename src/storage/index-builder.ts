@@ -1,15 +1,15 @@
 /**
  * A session's index written straight into its stored columns (index-codec.ts reads them back), one
- * entry at a time: from an entry object, or from a landed record with no entry made at all. A pass
- * that lands a large session holds its index this way until the batch commits: a few numbers per
- * record and each distinct string once, instead of an object graph per record that survives every
- * scavenge until the end (a 100 MB transcript's peak RSS followed its size by 70 MB).
+ * entry at a time, and what a landed record's entry is (`entryFromRecord`). A pass that lands a large
+ * session holds its index this way until the batch commits: a few numbers per record and each
+ * distinct string once, instead of an object graph per record that survives every scavenge until the
+ * end (a 100 MB transcript's peak RSS followed its size by 70 MB).
  */
 import type { FileKind, PartKind, PartState, SdRecord } from '../formats/session-data/types.js';
 import { Float64Column, Int32Column } from '../util/growable-column.js';
 import { FigureColumnWriter, PAIR_STRIDE, recordFigures, type FigureWriterMark } from './index-figures.js';
 import { INDEX_MAGIC, INDEX_PREFIX_BYTES, INDEX_SCHEMA } from './index-file.js';
-import { INDEX_STRING_FIELDS as STRING_FIELDS, type IndexEntry, type IndexedFile } from './index-types.js';
+import { INDEX_STRING_FIELDS as STRING_FIELDS, type IndexEntry, type IndexedFile, type IndexedPart } from './index-types.js';
 
 export const PART_KINDS: readonly PartKind[] = ['text', 'reasoning', 'call', 'result', 'media', 'data', 'unknown'];
 export const PART_STATES: readonly PartState[] = ['available', 'truncated', 'redacted', 'omitted', 'unavailable'];
@@ -19,13 +19,41 @@ export const ROW_STRIDE = 5 + STRING_FIELDS.length + 2;
 export const PART_STRIDE = 7;
 export const PARTS_END = -2;
 /** The parts assembly can use; data, media and unknown parts name nothing it joins on. */
-export const INDEXED_KINDS: ReadonlySet<PartKind> = new Set(['text', 'reasoning', 'call', 'result']);
+const INDEXED_KINDS: ReadonlySet<PartKind> = new Set(['text', 'reasoning', 'call', 'result']);
 
 /** The file a record was landed in, as its entry names it. */
 export interface EntryFile {
   kind: FileKind;
   stream?: string;
   batch?: string;
+}
+
+/** Frozen: an entry's lists are never written after it is built. */
+const NO_FLAGS: string[] = Object.freeze([]) as unknown as string[];
+const NO_PARTS: IndexedPart[] = Object.freeze([]) as unknown as IndexedPart[];
+
+/** A landed record's index entry: its identifiers, roles, indexed parts and figures, never its text. */
+export function entryFromRecord(r: SdRecord, seq: number, row: number, file: EntryFile): IndexEntry {
+  const t = r.time ? Date.parse(r.time) : NaN;
+  // A record with no flags or no indexed part shares one empty list.
+  const e: IndexEntry = { seq, row, fileKind: file.kind, flags: r.flags ?? NO_FLAGS, parts: NO_PARTS };
+  if (file.stream) e.stream = file.stream;
+  if (file.batch) e.fileBatch = file.batch;
+  for (const f of STRING_FIELDS) if (r[f]) (e as unknown as Record<string, unknown>)[f] = r[f];
+  if (!Number.isNaN(t)) e.time = t;
+  for (const [block, p] of r.parts.entries()) {
+    if (!INDEXED_KINDS.has(p.k)) continue;
+    const ip: IndexedPart = { block, k: p.k, state: p.state };
+    if (p.id) ip.id = p.id;
+    if (p.name) ip.name = p.name;
+    if (p.of) ip.of = p.of;
+    if (p.failed !== undefined) ip.failed = p.failed;
+    if (e.parts === NO_PARTS) e.parts = [ip];
+    else e.parts.push(ip);
+  }
+  const figures = recordFigures(r, file.kind, e.flags);
+  if (figures) e.figures = figures;
+  return e;
 }
 
 /** Where a builder stood (`mark`), to go back to when the records after it were not kept (`rollback`). */
@@ -98,28 +126,9 @@ export class IndexBuilder {
     this.entries++;
   }
 
-  /**
-   * One landed record, as `entryFromRecord` would make its entry and `addEntry` write it (the same
-   * bytes, strings met in the same order), with no entry made.
-   */
+  /** One landed record's entry; the entry is garbage at once, so a pass holds only the columns. */
   addRecord(rec: SdRecord, seq: number, row: number, file: EntryFile): void {
-    const r = this.rows;
-    r.push(seq);
-    r.push(row);
-    r.push(this.s(file.kind));
-    r.push(this.s(file.stream || undefined));
-    r.push(this.s(file.batch || undefined));
-    for (const f of STRING_FIELDS) r.push(this.s(rec[f] || undefined));
-    const flags = rec.flags ?? [];
-    r.push(this.s(flags.length ? flags.join(' ') : undefined));
-    r.push(this.figures.write(recordFigures(rec, file.kind, flags)));
-    const t = rec.time ? Date.parse(rec.time) : NaN;
-    this.times.push(t);
-    rec.parts.forEach((p, block) => {
-      if (INDEXED_KINDS.has(p.k)) this.part(block, p.k, p.state, p.id || undefined, p.name || undefined, p.of || undefined, p.failed);
-    });
-    this.endParts();
-    this.entries++;
+    this.addEntry(entryFromRecord(rec, seq, row, file));
   }
 
   mark(): BuilderMark {

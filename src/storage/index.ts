@@ -8,48 +8,21 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { readSessionData } from '../formats/session-data/decode.js';
 import { isChangeRecord } from '../formats/session-data/changes.js';
 import type { SdRecord } from '../formats/session-data/types.js';
-import { recordFigures } from './index-figures.js';
-import { INDEXED_KINDS, type EntryFile } from './index-builder.js';
+import { entryFromRecord } from './index-builder.js';
 import { listLanded, type LandedFileRef } from './landed-files.js';
 import { replaceAtomically, type FileBytes } from './write-once.js';
 import type { SyncBatch } from './sync-batch.js';
 import { indexDir, indexFilePath, removeLegacyIndexState } from './index-file.js';
 import { decodeIndex, encodeIndex } from './index-codec.js';
-import { INDEX_STRING_FIELDS as STRING_FIELDS, type IndexEntry, type IndexedFile, type IndexedPart, type SessionIndex } from './index-types.js';
+import type { IndexedFile, SessionIndex } from './index-types.js';
 
 export { INDEX_SCHEMA, indexDir, readIndexState } from './index-file.js';
+export { entryFromRecord } from './index-builder.js';
 export type { IndexEntry, IndexedFile, IndexedPart, SessionIndex } from './index-types.js';
-
-/** Frozen: an entry's lists are never written after it is built. */
-const NO_FLAGS: string[] = Object.freeze([]) as unknown as string[];
-const NO_PARTS: IndexedPart[] = Object.freeze([]) as unknown as IndexedPart[];
 
 /** Whether a record carries a workspace change (a `changes/1` data part), for `IndexedFile.changes`. */
 export function carriesChanges(r: SdRecord): boolean {
   return r.parts.some((p) => p.k === 'data' && isChangeRecord(p.data));
-}
-
-export function entryFromRecord(r: SdRecord, seq: number, row: number, file: EntryFile): IndexEntry {
-  const t = r.time ? Date.parse(r.time) : NaN;
-  // A record with no flags or no indexed part shares one empty list.
-  const e: IndexEntry = { seq, row, fileKind: file.kind, flags: r.flags ?? NO_FLAGS, parts: NO_PARTS };
-  if (file.stream) e.stream = file.stream;
-  if (file.batch) e.fileBatch = file.batch;
-  for (const f of STRING_FIELDS) if (r[f]) (e as unknown as Record<string, unknown>)[f] = r[f];
-  if (!Number.isNaN(t)) e.time = t;
-  for (const [block, p] of r.parts.entries()) {
-    if (!INDEXED_KINDS.has(p.k)) continue;
-    const ip: IndexedPart = { block, k: p.k, state: p.state };
-    if (p.id) ip.id = p.id;
-    if (p.name) ip.name = p.name;
-    if (p.of) ip.of = p.of;
-    if (p.failed !== undefined) ip.failed = p.failed;
-    if (e.parts === NO_PARTS) e.parts = [ip];
-    else e.parts.push(ip);
-  }
-  const figures = recordFigures(r, file.kind, e.flags);
-  if (figures) e.figures = figures;
-  return e;
 }
 
 export function loadIndex(root: string, session: string): SessionIndex | undefined {

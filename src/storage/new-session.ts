@@ -25,7 +25,7 @@ export function sessionIsNew(root: string, session: string): boolean {
 /**
  * The index of a session whose landed files are exactly `fresh` (a new session under the lock held
  * since `sessionIsNew`), staged in `batch`: the same bytes `extendIndex` writes after listing them,
- * encoded from the columns the pass filled, with no entry object made.
+ * encoded from the columns the pass filled, with no entry object held.
  */
 export function indexNewSession(root: string, session: string, fresh: FreshIndex, batch?: SyncBatch): void {
   if (fresh.files.length === 0) return;

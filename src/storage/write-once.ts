@@ -112,7 +112,6 @@ export function ensureDirDurable(dir: string): void {
   }
 }
 
-/** Writes all of `bytes` to a new temporary file beside `final` (fsynced unless told not to); returns its path. */
 /** A small file's whole content: text, bytes, or bytes in pieces written one after another (no copy joins them). */
 export type FileBytes = Buffer | string | readonly Buffer[];
 
@@ -122,6 +121,7 @@ export function writeAll(fd: number, bytes: FileBytes): void {
   for (const buf of pieces) for (let done = 0; done < buf.length;) done += writeSync(fd, buf, done, buf.length - done);
 }
 
+/** Writes all of `bytes` to a new temporary file beside `final` (fsynced unless told not to); returns its path. */
 function writeTemp(final: string, bytes: FileBytes, mode: number, sync = true): string {
   mkdirSync(dirname(final), { recursive: true });
   const tmp = tempPath(final);

@@ -1,6 +1,6 @@
 /**
- * A pass writes each landed record's index entry straight into the index's columns
- * (storage/index-builder.ts), with no entry object. The ground truth is the index as it was always
+ * A pass writes each landed record's index entry into the index's columns as it lands
+ * (storage/index-builder.ts), holding no entry object. The ground truth is the index as it was always
  * built: `entryFromRecord` for each record, encoded by `encodeIndex`, and, on disk, `updateIndex`
  * reading the landed files back. Records come from the real converters: a transcript with tool
  * calls, repeated usage and a failed attempt, the runtime's events and spans, provider bodies.
